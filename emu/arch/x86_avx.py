@@ -1,0 +1,439 @@
+"""Carry out, in Python, the x86-64 vector instructions Unicorn 2.1.4 cannot run.
+
+Exports compiled for the host CPU (no ``--host-target``) contain AVX code: VEX.256
+``vmovaps``/``vmovups`` on ymm, ``vzeroupper``, and on AVX-512 hosts possibly EVEX forms.
+Unicorn 2.1.4's QEMU 5 core has no AVX: every VEX.256/EVEX instruction raises
+UC_ERR_INSN_INVALID, and VEX.128 instructions run as if they were legacy SSE (the
+third operand is ignored, bits 255:128 of the destination are not cleared, and
+``vzeroupper``/``vzeroall`` do nothing).  ``AvxUnit`` hooks UC_HOOK_INSN_INVALID to carry
+out the first kind; ``AvxUnit.scan`` finds VEX/EVEX sites in a code range so that
+``install(uc, sites)`` can carry out the second kind too (through per-address code
+hooks).  Only data movement and bitwise idioms are implemented; anything else stops
+with ``UnsupportedInstruction`` rather than computing a wrong result.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Callable, Iterable, NamedTuple
+
+from capstone import CS_ARCH_X86, CS_MODE_64, Cs
+from capstone import x86_const as CX
+from unicorn import UC_HOOK_CODE, UC_HOOK_INSN_INVALID, Uc, UcError
+from unicorn import x86_const as UX
+
+try:  # the public reg_read/reg_write cost 3-10 us each; the C entry points about 1.5 us
+    from unicorn.unicorn_py3.unicorn import uclib as _LIB
+except ImportError:  # pragma: no cover - other binding layouts fall back to the public API
+    _LIB = None
+
+__all__ = ["AvxUnit", "UnsupportedInstruction", "MisalignedAccess", "MemoryFault"]
+
+
+class UnsupportedInstruction(Exception):
+    """An instruction this unit does not carry out (or cannot, see subclasses)."""
+
+    def __init__(self, address: int, size: int, mnemonic: str, op_str: str, why: str = "") -> None:
+        self.address, self.size, self.mnemonic, self.op_str = address, size, mnemonic, op_str
+        text = f"{mnemonic} {op_str}".strip()
+        super().__init__(f"unsupported instruction '{text}' at {address:#x}" + (f": {why}" if why else ""))
+
+
+class MisalignedAccess(UnsupportedInstruction):
+    """An aligned vector move with a misaligned memory operand (#GP on real hardware)."""
+
+    def __init__(self, address: int, size: int, mnemonic: str, op_str: str, ea: int, width: int) -> None:
+        self.ea, self.width = ea, width
+        super().__init__(address, size, mnemonic, op_str, f"#GP: {width}-byte aligned access to misaligned address {ea:#x}")
+        self.args = (f"misaligned {width}-byte access at {ea:#x} by '{mnemonic} {op_str}' at {address:#x} (#GP on hardware)",)
+
+
+class MemoryFault(UnsupportedInstruction):
+    """Emulated memory could not be read or written."""
+
+    def __init__(self, address: int, size: int, mnemonic: str, op_str: str, ea: int, width: int, err: UcError) -> None:
+        self.ea, self.width, self.error = ea, width, err
+        super().__init__(address, size, mnemonic, op_str)
+        self.args = (f"memory fault ({err}) accessing {width} bytes at {ea:#x} by '{mnemonic} {op_str}' at {address:#x}",)
+
+
+# ---------------------------------------------------------------- register tables
+# Operand tuples (decoded once per instruction):
+#   ("v", zmm_reg, nbytes)               vector register, read/written as its full zmm
+#   ("g", read_reg, write_reg64, nbytes) general register (writes zero-extend to 64 bits)
+#   ("m", base, index, scale, disp, nbytes)  memory (base/index are Unicorn ids or 0)
+#   ("i", value)                          immediate
+_VEC: dict[int, tuple] = {}
+for _i in range(32):
+    _zmm = getattr(UX, f"UC_X86_REG_ZMM{_i}")
+    for _kind, _n in (("XMM", 16), ("YMM", 32), ("ZMM", 64)):
+        _VEC[getattr(CX, f"X86_REG_{_kind}{_i}")] = ("v", _zmm, _n)
+
+_GPR64 = ["RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP"] + [f"R{i}" for i in range(8, 16)]
+_GPR32 = ["EAX", "EBX", "ECX", "EDX", "ESI", "EDI", "EBP", "ESP"] + [f"R{i}D" for i in range(8, 16)]
+_GPR: dict[int, tuple] = {}   # capstone id -> (unicorn read id, unicorn 64-bit id, nbytes)
+for _r64, _r32 in zip(_GPR64, _GPR32):
+    _u64 = getattr(UX, f"UC_X86_REG_{_r64}")
+    _GPR[getattr(CX, f"X86_REG_{_r64}")] = (_u64, _u64, 8)
+    _GPR[getattr(CX, f"X86_REG_{_r32}")] = (getattr(UX, f"UC_X86_REG_{_r32}"), _u64, 4)
+
+_ZMM = [getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(32)]
+_M64 = (1 << 64) - 1
+_M128 = (1 << 128) - 1
+_BUF = ctypes.create_string_buffer(64)
+
+
+def _reg_read(uc: Uc, reg: int, n: int) -> int:
+    if _LIB is None:
+        return uc.reg_read(reg) & ((1 << (8 * n)) - 1)
+    status = _LIB.uc_reg_read(uc._uch, reg, _BUF)
+    if status:
+        raise UcError(status)
+    return int.from_bytes(_BUF.raw[:n], "little")
+
+
+def _reg_write(uc: Uc, reg: int, value: int) -> None:
+    """Write a zmm (zero-extended to 512 bits) or a 64-bit general register."""
+    if _LIB is None:
+        uc.reg_write(reg, value)
+        return
+    _BUF.raw = value.to_bytes(64, "little")
+    status = _LIB.uc_reg_write(uc._uch, reg, _BUF)
+    if status:
+        raise UcError(status)
+
+
+# ---------------------------------------------------------------- decoded instruction
+class Decoded(NamedTuple):
+    address: int
+    size: int
+    mnemonic: str
+    op_str: str
+    ops: tuple
+    handler: Callable[[Uc, "Decoded"], None]
+
+    def fail(self, why: str = "") -> UnsupportedInstruction:
+        return UnsupportedInstruction(self.address, self.size, self.mnemonic, self.op_str, why)
+
+
+def _ea(uc: Uc, op: tuple) -> int:
+    _, base, index, scale, disp, _n = op
+    ea = disp
+    if base:
+        ea += _reg_read(uc, base, 8)
+    if index:
+        ea += _reg_read(uc, index, 8) * scale
+    return ea & _M64
+
+
+def _load(uc: Uc, d: Decoded, ea: int, n: int) -> int:
+    try:
+        return int.from_bytes(uc.mem_read(ea, n), "little")
+    except UcError as err:
+        raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
+
+
+def _store(uc: Uc, d: Decoded, ea: int, n: int, value: int) -> None:
+    try:
+        uc.mem_write(ea, (value & ((1 << (8 * n)) - 1)).to_bytes(n, "little"))
+    except UcError as err:
+        raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
+
+
+def _read(uc: Uc, d: Decoded, op: tuple) -> int:
+    kind = op[0]
+    if kind == "v":
+        return _reg_read(uc, op[1], op[2])
+    if kind == "m":
+        return _load(uc, d, _ea(uc, op), op[5])
+    if kind == "g":
+        return _reg_read(uc, op[1], op[3])
+    return op[1]
+
+
+def _write(uc: Uc, d: Decoded, op: tuple, value: int) -> None:
+    """VEX/EVEX semantics: a register destination is zero-extended to the full zmm."""
+    kind = op[0]
+    if kind == "v":
+        _reg_write(uc, op[1], value & ((1 << (8 * op[2])) - 1))
+    elif kind == "m":
+        _store(uc, d, _ea(uc, op), op[5], value)
+    elif kind == "g":
+        _reg_write(uc, op[2], value & ((1 << (8 * op[3])) - 1))
+    else:
+        raise d.fail("immediate destination")
+
+
+def _nbytes(op: tuple) -> int:
+    return op[5] if op[0] == "m" else op[2] if op[0] == "v" else op[3]
+
+
+# ---------------------------------------------------------------- handlers
+def _mov(uc: Uc, d: Decoded) -> None:
+    """Register/memory moves; vmovd/vmovq zero-extend into a vector register."""
+    dst, src = d.ops
+    _write(uc, d, dst, _read(uc, d, src))
+
+
+def _mov_aligned(uc: Uc, d: Decoded) -> None:
+    for op in d.ops:
+        if op[0] == "m":
+            ea = _ea(uc, op)
+            if ea % op[5]:
+                raise MisalignedAccess(d.address, d.size, d.mnemonic, d.op_str, ea, op[5])
+    _mov(uc, d)
+
+
+def _mov_scalar(uc: Uc, d: Decoded) -> None:
+    """vmovss/vmovsd: a load zero-extends, a store writes the element, reg-reg merges."""
+    if len(d.ops) == 2:
+        _mov(uc, d)
+        return
+    dst, src1, src2 = d.ops
+    mask = (1 << (32 if d.mnemonic == "vmovss" else 64)) - 1
+    merged = (_read(uc, d, src1) & _M128 & ~mask) | (_read(uc, d, src2) & mask)
+    _write(uc, d, dst, merged)
+
+
+def _logic(fn: Callable[[int, int], int]) -> Callable[[Uc, Decoded], None]:
+    def handler(uc: Uc, d: Decoded) -> None:
+        dst, a, b = d.ops
+        _write(uc, d, dst, fn(_read(uc, d, a), _read(uc, d, b)))
+    return handler
+
+
+def _pcmpeq(esize: int) -> Callable[[Uc, Decoded], None]:
+    emask = (1 << (8 * esize)) - 1
+
+    def handler(uc: Uc, d: Decoded) -> None:
+        dst, a, b = d.ops
+        if dst[0] != "v":
+            raise d.fail("compare into a mask register")
+        x, y, out = _read(uc, d, a), _read(uc, d, b), 0
+        for shift in range(0, 8 * dst[2], 8 * esize):
+            if (x >> shift) & emask == (y >> shift) & emask:
+                out |= emask << shift
+        _write(uc, d, dst, out)
+    return handler
+
+
+def _ternlog(uc: Uc, d: Decoded) -> None:
+    """vpternlogd/q: bit i of the result = imm[(a_i << 2) | (b_i << 1) | c_i]."""
+    dst, b, c, imm = d.ops
+    full = (1 << (8 * dst[2])) - 1
+    a, b, c, imm = _read(uc, d, dst), _read(uc, d, b), _read(uc, d, c), imm[1]
+    out = 0
+    for k in range(8):
+        if imm >> k & 1:
+            out |= (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
+    _write(uc, d, dst, out & full)
+
+
+def _broadcast(esize: int) -> Callable[[Uc, Decoded], None]:
+    def handler(uc: Uc, d: Decoded) -> None:
+        dst, src = d.ops
+        elem = (_read(uc, d, src) & ((1 << (8 * esize)) - 1)).to_bytes(esize, "little")
+        _write(uc, d, dst, int.from_bytes(elem * (dst[2] // esize), "little"))
+    return handler
+
+
+def _insert(uc: Uc, d: Decoded) -> None:
+    """vinsertf128 & co: replace lane imm of src1 by src2 (lane width = src2 width)."""
+    dst, src1, src2, imm = d.ops
+    lane = 8 * _nbytes(src2)
+    shift = lane * (imm[1] % (dst[2] * 8 // lane))
+    value = _read(uc, d, src1) & ~(((1 << lane) - 1) << shift)
+    _write(uc, d, dst, value | (_read(uc, d, src2) << shift))
+
+
+def _extract(uc: Uc, d: Decoded) -> None:
+    """vextractf128 & co: lane imm of src (lane width = destination width)."""
+    dst, src, imm = d.ops
+    lane = 8 * _nbytes(dst)
+    shift = lane * (imm[1] % (src[2] * 8 // lane))
+    _write(uc, d, dst, (_read(uc, d, src) >> shift) & ((1 << lane) - 1))
+
+
+def _perm2x128(uc: Uc, d: Decoded) -> None:
+    """vperm2f128/vperm2i128: each half picks a half of src1:src2, or zero (bit 3)."""
+    dst, src1, src2, imm = d.ops
+    pool = _read(uc, d, src1) | (_read(uc, d, src2) << 256)
+    out = 0
+    for half in range(2):
+        ctl = imm[1] >> (4 * half)
+        if not ctl & 8:
+            out |= ((pool >> (128 * (ctl & 3))) & _M128) << (128 * half)
+    _write(uc, d, dst, out)
+
+
+def _vzeroupper(uc: Uc, d: Decoded) -> None:
+    for reg in _ZMM[:16]:
+        _reg_write(uc, reg, _reg_read(uc, reg, 16))
+
+
+def _vzeroall(uc: Uc, d: Decoded) -> None:
+    for reg in _ZMM[:16]:
+        _reg_write(uc, reg, 0)
+
+
+_MOVES = ("vmovups", "vmovupd", "vmovdqu", "vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64",
+          "vlddqu", "vmovd", "vmovq")
+_ALIGNED_MOVES = ("vmovaps", "vmovapd", "vmovdqa", "vmovdqa32", "vmovdqa64",
+                  "vmovntps", "vmovntpd", "vmovntdq", "vmovntdqa")
+_BROADCASTS = {"vpbroadcastb": 1, "vpbroadcastw": 2, "vpbroadcastd": 4, "vpbroadcastq": 8,
+               "vbroadcastss": 4, "vbroadcastsd": 8, "vbroadcastf32x2": 8, "vbroadcasti32x2": 8,
+               "vbroadcastf128": 16, "vbroadcasti128": 16, "vbroadcastf32x4": 16, "vbroadcasti32x4": 16,
+               "vbroadcastf64x2": 16, "vbroadcasti64x2": 16, "vbroadcastf32x8": 32, "vbroadcasti32x8": 32,
+               "vbroadcastf64x4": 32, "vbroadcasti64x4": 32}
+_INSERTS = ("vinsertf128", "vinserti128", "vinsertf32x4", "vinserti32x4", "vinsertf64x2", "vinserti64x2",
+            "vinsertf32x8", "vinserti32x8", "vinsertf64x4", "vinserti64x4")
+_EXTRACTS = tuple(m.replace("insert", "extract") for m in _INSERTS)
+_XOR = _logic(lambda a, b: a ^ b)
+_AND = _logic(lambda a, b: a & b)
+_OR = _logic(lambda a, b: a | b)
+_ANDN = _logic(lambda a, b: ~a & b)
+
+HANDLERS: dict[str, Callable[[Uc, Decoded], None]] = {
+    **{m: _mov for m in _MOVES},
+    **{m: _mov_aligned for m in _ALIGNED_MOVES},
+    "vmovss": _mov_scalar, "vmovsd": _mov_scalar,
+    **{m: _XOR for m in ("vxorps", "vxorpd", "vpxor", "vpxord", "vpxorq")},
+    **{m: _AND for m in ("vandps", "vandpd", "vpand", "vpandd", "vpandq")},
+    **{m: _OR for m in ("vorps", "vorpd", "vpor", "vpord", "vporq")},
+    **{m: _ANDN for m in ("vandnps", "vandnpd", "vpandn", "vpandnd", "vpandnq")},
+    "vpcmpeqb": _pcmpeq(1), "vpcmpeqw": _pcmpeq(2), "vpcmpeqd": _pcmpeq(4), "vpcmpeqq": _pcmpeq(8),
+    "vpternlogd": _ternlog, "vpternlogq": _ternlog,
+    **{m: _broadcast(n) for m, n in _BROADCASTS.items()},
+    **{m: _insert for m in _INSERTS},
+    **{m: _extract for m in _EXTRACTS},
+    "vperm2f128": _perm2x128, "vperm2i128": _perm2x128,
+    "vzeroupper": _vzeroupper, "vzeroall": _vzeroall,
+}
+"""Mnemonic -> handler.  Every handler writes vector destinations with VEX/EVEX semantics."""
+
+
+# ---------------------------------------------------------------- decoding
+def _operand(op, next_address: int) -> tuple | None:
+    if op.type == CX.X86_OP_REG:
+        if op.reg in _VEC:
+            return _VEC[op.reg]
+        if op.reg in _GPR:
+            read, write64, n = _GPR[op.reg]
+            return ("g", read, write64, n)
+        return None                                   # mask, segment, x87... registers
+    if op.type == CX.X86_OP_IMM:
+        return ("i", op.imm & 0xFF)
+    mem = op.mem
+    if mem.segment != CX.X86_REG_INVALID:
+        return None
+    base, disp = 0, mem.disp
+    if mem.base == CX.X86_REG_RIP:
+        disp += next_address
+    elif mem.base != CX.X86_REG_INVALID:
+        if mem.base not in _GPR:
+            return None
+        base = _GPR[mem.base][0]
+    index = 0
+    if mem.index != CX.X86_REG_INVALID:
+        if mem.index not in _GPR:                     # VSIB (gathers) is not supported
+            return None
+        index = _GPR[mem.index][0]
+    return ("m", base, index, mem.scale, disp, op.size)
+
+
+def _decode(insn) -> Decoded:
+    handler = HANDLERS.get(insn.mnemonic)
+    ops = tuple(_operand(op, insn.address + insn.size) for op in insn.operands)
+    d = Decoded(insn.address, insn.size, insn.mnemonic, insn.op_str, ops, handler)
+    if handler is None:
+        raise d.fail()
+    if "{" in insn.op_str:
+        raise d.fail("EVEX masking, broadcast or rounding is not supported")
+    if None in ops:
+        raise d.fail("operand kind not supported")
+    return d
+
+
+def _is_vector_vex(raw: bytes, mnemonic: str) -> bool:
+    """VEX (C4/C5) or EVEX (62) encoded, and a vector or mask instruction (not BMI)."""
+    i = 0
+    while i < len(raw) and raw[i] in (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67):
+        i += 1
+    return i < len(raw) and raw[i] in (0xC4, 0xC5, 0x62) and mnemonic[0] in "vk"
+
+
+# ---------------------------------------------------------------- the unit
+class AvxUnit:
+    """Carries out the vector instructions Unicorn's QEMU 5 core lacks."""
+
+    def __init__(self) -> None:
+        self._cs = Cs(CS_ARCH_X86, CS_MODE_64)
+        self._cs.detail = True
+        self._cache: dict[int, tuple[bytes, Decoded]] = {}
+        self.last_error: UnsupportedInstruction | None = None
+
+    def install(self, uc: Uc, sites: Iterable[int] = ()) -> None:
+        """Hook invalid instructions; also take over the VEX.128 `sites` (see `scan`)."""
+        uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
+        for address in sites:
+            uc.hook_add(UC_HOOK_CODE, self._on_site, begin=address, end=address)
+
+    def scan(self, code: bytes, address: int) -> list[int]:
+        """Addresses of the VEX/EVEX vector instructions in `code` (a linear sweep).
+
+        Unicorn runs VEX.128 instructions itself, wrongly (no third operand, no zeroing
+        of bits 255:128, `vzeroupper` as a no-op); pass these to `install` to carry them out
+        here.  VEX.256/EVEX ones are included too: a code hook is cheaper than the fault.
+        """
+        cs = Cs(CS_ARCH_X86, CS_MODE_64)
+        cs.skipdata = True
+        return [a for a, size, mnemonic, _ in cs.disasm_lite(code, address)
+                if _is_vector_vex(code[a - address:a - address + size], mnemonic)]
+
+    def decode(self, uc: Uc, address: int) -> Decoded:
+        cached = self._cache.get(address)
+        if cached is not None:
+            raw, d = cached
+            if uc.mem_read(address, len(raw)) == raw:
+                return d
+        raw = self._fetch(uc, address)
+        insn = next(self._cs.disasm(raw, address, 1), None)
+        if insn is None:
+            raise UnsupportedInstruction(address, 0, "(bad)", raw.hex())
+        d = _decode(insn)
+        self._cache[address] = (bytes(insn.bytes), d)
+        return d
+
+    def execute(self, uc: Uc, address: int) -> int:
+        """Carry out the instruction at `address`; return its size."""
+        d = self.decode(uc, address)
+        d.handler(uc, d)
+        return d.size
+
+    @staticmethod
+    def _fetch(uc: Uc, address: int) -> bytes:
+        for n in (15, 8, 4, 2, 1):                    # the instruction may end a mapping
+            try:
+                return bytes(uc.mem_read(address, n))
+            except UcError:
+                continue
+        raise UnsupportedInstruction(address, 0, "(unmapped)", "")
+
+    def _on_invalid(self, uc: Uc, user_data: object) -> bool:
+        rip = _reg_read(uc, UX.UC_X86_REG_RIP, 8)
+        try:
+            size = self.execute(uc, rip)
+        except UnsupportedInstruction as err:
+            self.last_error = err
+            return False
+        _reg_write(uc, UX.UC_X86_REG_RIP, rip + size)
+        return True
+
+    def _on_site(self, uc: Uc, address: int, size: int, user_data: object) -> None:
+        try:
+            size = self.execute(uc, address)
+        except UnsupportedInstruction as err:
+            self.last_error = err
+            uc.emu_stop()
+            return
+        _reg_write(uc, UX.UC_X86_REG_RIP, address + size)
