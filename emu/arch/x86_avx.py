@@ -170,9 +170,19 @@ def _nbytes(op: tuple) -> int:
 
 # ---------------------------------------------------------------- handlers
 def _mov(uc: Uc, d: Decoded) -> None:
-    """Register/memory moves; vmovd/vmovq zero-extend into a vector register."""
+    """Register/memory moves of one width."""
     dst, src = d.ops
     _write(uc, d, dst, _read(uc, d, src))
+
+
+def _mov_low(bits: int) -> Callable[[Uc, Decoded], None]:
+    """vmovd/vmovq: move the low 32/64 bits, zero-extending into a vector register."""
+    mask = (1 << bits) - 1
+
+    def handler(uc: Uc, d: Decoded) -> None:
+        dst, src = d.ops
+        _write(uc, d, dst, _read(uc, d, src) & mask)
+    return handler
 
 
 def _mov_aligned(uc: Uc, d: Decoded) -> None:
@@ -277,7 +287,7 @@ def _vzeroall(uc: Uc, d: Decoded) -> None:
 
 
 _MOVES = ("vmovups", "vmovupd", "vmovdqu", "vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64",
-          "vlddqu", "vmovd", "vmovq")
+          "vlddqu")
 _ALIGNED_MOVES = ("vmovaps", "vmovapd", "vmovdqa", "vmovdqa32", "vmovdqa64",
                   "vmovntps", "vmovntpd", "vmovntdq", "vmovntdqa")
 _BROADCASTS = {"vpbroadcastb": 1, "vpbroadcastw": 2, "vpbroadcastd": 4, "vpbroadcastq": 8,
@@ -296,6 +306,7 @@ _ANDN = _logic(lambda a, b: ~a & b)
 HANDLERS: dict[str, Callable[[Uc, Decoded], None]] = {
     **{m: _mov for m in _MOVES},
     **{m: _mov_aligned for m in _ALIGNED_MOVES},
+    "vmovd": _mov_low(32), "vmovq": _mov_low(64),
     "vmovss": _mov_scalar, "vmovsd": _mov_scalar,
     **{m: _XOR for m in ("vxorps", "vxorpd", "vpxor", "vpxord", "vpxorq")},
     **{m: _AND for m in ("vandps", "vandpd", "vpand", "vpandd", "vpandq")},
