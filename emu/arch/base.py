@@ -1,0 +1,63 @@
+"""What an architecture must provide: relocations, a calling convention and a CPU.
+
+The rest of emu is architecture-neutral; adding an architecture means writing one
+package with these three parts and listing it in `emu.arch.ARCHITECTURES`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from unicorn import Uc
+
+from ..relocation import Recipe
+
+
+class CallingConvention(Protocol):
+    """Where integer arguments and results live, seen from a called function."""
+
+    def read_args(self, uc: Uc, count: int) -> list[int]:
+        """The first `count` integer arguments as unsigned 64-bit values, at function entry."""
+
+    def return_address(self, uc: Uc) -> int:
+        """Where the function returns to, read at function entry."""
+
+    def set_return(self, uc: Uc, value: int) -> None:
+        """Store an integer result."""
+
+    def enter(self, uc: Uc, function: int, args: list[int], stack_top: int, return_to: int) -> None:
+        """Set registers and stack so that starting at `function` is a call with `args` returning to `return_to`."""
+
+    def return_value(self, uc: Uc) -> int:
+        """The integer result after the function returned."""
+
+
+class Cpu(Protocol):
+    """Creating and describing the emulated processor."""
+
+    name: str
+    stub_code: bytes          # the instruction every stub slot holds: a plain return
+    page_size: int
+
+    def create(self) -> Uc:
+        """A new emulator with whatever the loaders need enabled (FP/SIMD)."""
+
+    def pc(self, uc: Uc) -> int:
+        """The program counter."""
+
+    def registers(self, uc: Uc) -> dict[str, int]:
+        """The general registers, for fault reports."""
+
+    def disassemble(self, code: bytes, address: int) -> str:
+        """One instruction as text, for fault reports."""
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    relocations: dict[int, Recipe]
+    convention: CallingConvention
+    cpu: Cpu
+
+    def page(self, address: int) -> int:
+        return address & ~0xFFF

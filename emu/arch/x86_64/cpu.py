@@ -1,0 +1,35 @@
+"""The x86-64 processor as Unicorn provides it."""
+from __future__ import annotations
+
+from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
+from unicorn import x86_const as x86
+
+REGISTER_NAMES = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+                  "r12", "r13", "r14", "r15", "rip", "eflags")
+REGISTERS = tuple((name, getattr(x86, f"UC_X86_REG_{name.upper()}")) for name in REGISTER_NAMES)
+
+
+class X86_64Cpu:
+    name = "x86_64"
+    stub_code = b"\xc3"          # ret
+    page_size = 0x1000
+
+    def __init__(self) -> None:
+        self._disassembler = None
+
+    def create(self) -> Uc:
+        return Uc(UC_ARCH_X86, UC_MODE_64)   # SSE is on by default in Unicorn's x86-64
+
+    def pc(self, uc: Uc) -> int:
+        return uc.reg_read(x86.UC_X86_REG_RIP)
+
+    def registers(self, uc: Uc) -> dict[str, int]:
+        return {name: uc.reg_read(reg) for name, reg in REGISTERS}
+
+    def disassemble(self, code: bytes, address: int) -> str:
+        if self._disassembler is None:
+            from capstone import CS_ARCH_X86, CS_MODE_64, Cs
+            self._disassembler = Cs(CS_ARCH_X86, CS_MODE_64)
+        for insn in self._disassembler.disasm(code, address, 1):
+            return f"{insn.mnemonic} {insn.op_str}".strip()
+        return f"(undecodable bytes {code[:8].hex()})"

@@ -1,0 +1,48 @@
+"""The errors emu reports to users, each with the exit code the CLI gives it.
+
+Every failure a user can cause (a bad file, a bad scenario) or observe (a loader that
+faults) is one of these, so the CLI can print one paragraph and exit with a code that
+says what happened, never a traceback.
+"""
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_EXPECTATION_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_FAULT = 3
+
+
+class EmuError(Exception):
+    """Base of every error emu reports; `exit_code` is what the CLI exits with."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.message = message
+        self.path = path
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class BadInput(EmuError):
+    """The user gave emu something it cannot use (exit 2)."""
+
+
+class ObjectFormatError(BadInput):
+    """The object file is not an ELF relocatable object emu can load."""
+
+
+class RelocationError(ObjectFormatError):
+    """A relocation cannot be applied; the message names type, section, offset and symbol."""
+
+
+class ScenarioError(BadInput):
+    """The scenario file is unreadable or invalid; the message names file, line and field."""
+
+
+class EmulationFault(EmuError):
+    """The loader code did something a CPU would fault on, or ran past its budget (exit 3)."""
+
+    exit_code = EXIT_FAULT

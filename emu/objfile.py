@@ -1,0 +1,250 @@
+"""Read an ELF relocatable object into plain Python data, validating as we go.
+
+LIEF parses the ELF header and the section table; the symbol and relocation tables are
+decoded here from their section bytes with `struct`, which is both faster than walking
+LIEF's per-entry objects and gives the raw psABI relocation numbers (LIEF tags them with
+an architecture bit).  Everything downstream (layout, relocation, emulation) works on
+the `ObjectFile` returned here and never touches LIEF, so a parsed object can be cached.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ObjectFormatError
+
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 0, 1, 2, 3, 4, 8, 9
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFF2, 0xFFFF
+STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 0, 1, 2, 3, 4
+EM_X86_64, EM_AARCH64 = 62, 183
+MACHINES = {EM_X86_64: "x86_64", EM_AARCH64: "aarch64"}
+
+MAX_OBJECT_BYTES = 256 << 20
+MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
+
+
+@dataclass(frozen=True)
+class Section:
+    index: int
+    name: str
+    type: int
+    flags: int
+    size: int
+    align: int
+    link: int
+    info: int
+    data: bytes  # empty for NOBITS
+
+    @property
+    def alloc(self) -> bool:
+        return bool(self.flags & SHF_ALLOC)
+
+    @property
+    def writable(self) -> bool:
+        return bool(self.flags & SHF_WRITE)
+
+    @property
+    def executable(self) -> bool:
+        return bool(self.flags & SHF_EXECINSTR)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    index: int
+    name: str
+    value: int
+    size: int
+    type: int
+    binding: int
+    shndx: int
+
+    @property
+    def defined(self) -> bool:
+        return self.shndx != SHN_UNDEF
+
+
+@dataclass(frozen=True)
+class Relocation:
+    section: int      # index of the section the relocation patches
+    offset: int       # offset inside that section
+    type: int         # psABI number (ELF64_R_TYPE)
+    symbol: int       # symbol table index
+    addend: int
+
+
+@dataclass
+class ObjectFile:
+    path: str
+    arch: str
+    sha256: str
+    sections: list[Section]
+    symbols: list[Symbol]
+    relocations: list[Relocation]
+    _by_name: dict[str, Symbol] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for symbol in self.symbols:
+            if symbol.name and (symbol.name not in self._by_name or symbol.binding != 0):
+                self._by_name[symbol.name] = symbol
+
+    def symbol(self, name: str) -> Symbol | None:
+        return self._by_name.get(name)
+
+    def symbol_bytes(self, symbol: Symbol) -> bytes:
+        """The initial bytes of a defined data symbol (zeros for NOBITS)."""
+        section = self.sections[symbol.shndx]
+        if section.type == SHT_NOBITS:
+            return bytes(symbol.size)
+        return section.data[symbol.value:symbol.value + symbol.size]
+
+    def c_string(self, name: str) -> str | None:
+        """A NUL-terminated string stored at a defined symbol, or None."""
+        symbol = self.symbol(name)
+        if symbol is None or not symbol.defined or symbol.shndx >= len(self.sections):
+            return None
+        raw = self.symbol_bytes(symbol)
+        return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+    def section_name(self, index: int) -> str:
+        if 0 <= index < len(self.sections):
+            return self.sections[index].name or f"section[{index}]"
+        return f"section[{index}]"
+
+    def symbol_label(self, index: int) -> str:
+        """A readable name for a symbol index: its name, or its section's for STT_SECTION."""
+        if not 0 <= index < len(self.symbols):
+            return f"symbol[{index}]"
+        symbol = self.symbols[index]
+        if symbol.name:
+            return symbol.name
+        if symbol.type == STT_SECTION:
+            return self.section_name(symbol.shndx)
+        return f"symbol[{index}]"
+
+
+def load_object(path: str | Path) -> ObjectFile:
+    """Parse and validate `path`; raise ObjectFormatError with a precise message."""
+    path = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_OBJECT_BYTES + 1)
+    except OSError as error:
+        raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
+    if len(raw) > MAX_OBJECT_BYTES:
+        raise ObjectFormatError(f"file is larger than {MAX_OBJECT_BYTES >> 20} MiB; not a loader object", path=path)
+    return parse_object(raw, path)
+
+
+def parse_object(raw: bytes, path: str = "<bytes>") -> ObjectFile:
+    machine = _check_header(raw, path)
+    sections = _read_sections(raw, path)
+    symbols = _read_symbols(sections, path)
+    relocations = _read_relocations(sections, symbols, path)
+    return ObjectFile(path=path, arch=MACHINES[machine], sha256=hashlib.sha256(raw).hexdigest(),
+                      sections=sections, symbols=symbols, relocations=relocations)
+
+
+def _check_header(raw: bytes, path: str) -> int:
+    """Check the ELF identity ourselves before LIEF sees the file, for exact messages."""
+    if len(raw) < 4 or raw[:4] != b"\x7fELF":
+        raise ObjectFormatError("not an ELF file (no \\x7fELF magic at offset 0)", path=path)
+    if len(raw) < 64:
+        raise ObjectFormatError(f"truncated ELF header: the file has {len(raw)} bytes, the header needs 64", path=path)
+    if raw[4] != 2:
+        raise ObjectFormatError(f"32-bit ELF (EI_CLASS={raw[4]}); emu loads 64-bit objects only", path=path)
+    if raw[5] != 1:
+        raise ObjectFormatError(f"big-endian or unknown byte order (EI_DATA={raw[5]}); emu loads little-endian objects only", path=path)
+    e_type, e_machine = struct.unpack_from("<HH", raw, 16)
+    kinds = {2: "an executable", 3: "a shared library or PIE executable", 4: "a core dump"}
+    if e_type != 1:
+        what = kinds.get(e_type, f"ELF type {e_type}")
+        raise ObjectFormatError(f"this is {what}, not a relocatable object (ET_REL); pass the .o that export_to_c wrote", path=path)
+    if e_machine not in MACHINES:
+        raise ObjectFormatError(f"ELF machine {e_machine} is not supported; emu runs x86-64 (62) and AArch64 (183) objects", path=path)
+    shoff, = struct.unpack_from("<Q", raw, 40)
+    shentsize, shnum = struct.unpack_from("<HH", raw, 58)
+    if shnum and shentsize != 64:
+        raise ObjectFormatError(f"section header entry size is {shentsize}, expected 64", path=path)
+    if shoff + shnum * 64 > len(raw):
+        raise ObjectFormatError(f"section header table at offset {shoff:#x} ({shnum} entries) runs past the end of the file ({len(raw)} bytes)", path=path)
+    return e_machine
+
+
+def _read_sections(raw: bytes, path: str) -> list[Section]:
+    import lief  # deferred: importing LIEF costs a quarter second
+
+    lief.logging.disable()
+    binary = lief.ELF.parse(raw)
+    if binary is None:
+        raise ObjectFormatError("LIEF could not parse the ELF structure (corrupt headers)", path=path)
+    sections: list[Section] = []
+    alloc_total = 0
+    for index, sec in enumerate(binary.sections):
+        kind, size, offset = int(sec.type) & 0xFFFFFFFF, sec.size, sec.offset
+        name = sec.name
+        if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > len(raw):
+            raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({len(raw)} bytes)", path=path)
+        flags = int(sec.flags)
+        if flags & SHF_ALLOC:
+            alloc_total += size
+            if alloc_total > MAX_ALLOC_BYTES:
+                raise ObjectFormatError(f"section {name or index} asks for {size:#x} bytes of memory; the loadable sections total more than {MAX_ALLOC_BYTES >> 20} MiB", path=path)
+        align = sec.alignment
+        if align > 1 << 16 or (align & (align - 1)):
+            raise ObjectFormatError(f"section {name or index} has an invalid alignment {align}", path=path)
+        data = b"" if kind in (SHT_NOBITS, SHT_NULL) else raw[offset:offset + size]
+        sections.append(Section(index, name, kind, flags, size, max(align, 1), sec.link, sec.information, data))
+    return sections
+
+
+def _string_at(table: bytes, offset: int) -> str:
+    if offset >= len(table):
+        return ""
+    end = table.find(b"\0", offset)
+    return table[offset:end if end >= 0 else len(table)].decode("utf-8", "replace")
+
+
+def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
+    tables = [s for s in sections if s.type == SHT_SYMTAB]
+    if not tables:
+        return []
+    symtab = tables[0]
+    if symtab.size % 24:
+        raise ObjectFormatError(f"section {symtab.name} size {symtab.size:#x} is not a multiple of the 24-byte symbol entry", path=path)
+    if not 0 < symtab.link < len(sections):
+        raise ObjectFormatError(f"section {symtab.name} links to string table index {symtab.link}, which does not exist", path=path)
+    strtab = sections[symtab.link].data
+    symbols = []
+    for index, (name, info, _other, shndx, value, size) in enumerate(struct.iter_unpack("<IBBHQQ", symtab.data)):
+        if shndx != SHN_UNDEF and shndx < SHN_LORESERVE and shndx >= len(sections):
+            raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, name) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
+        if shndx == SHN_XINDEX:
+            raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
+        symbols.append(Symbol(index, _string_at(strtab, name), value, size, info & 0xF, info >> 4, shndx))
+    return symbols
+
+
+def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str) -> list[Relocation]:
+    relocations = []
+    for sec in sections:
+        if sec.type == SHT_REL:
+            raise ObjectFormatError(f"section {sec.name} holds REL relocations without addends; export objects use RELA", path=path)
+        if sec.type != SHT_RELA:
+            continue
+        target = sec.info
+        if not 0 < target < len(sections):
+            raise ObjectFormatError(f"relocation section {sec.name} applies to section index {target}, which does not exist", path=path)
+        patched = sections[target]
+        if not patched.alloc:
+            continue  # relocations of non-loaded sections (debug info) never matter at run time
+        if sec.size % 24:
+            raise ObjectFormatError(f"relocation section {sec.name} size {sec.size:#x} is not a multiple of 24", path=path)
+        for number, (offset, info, addend) in enumerate(struct.iter_unpack("<QQq", sec.data)):
+            symbol, kind = info >> 32, info & 0xFFFFFFFF
+            if symbol >= len(symbols):
+                raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {symbol}; the symbol table has {len(symbols)}", path=path)
+            relocations.append(Relocation(target, offset, kind, symbol, addend))
+    return relocations
