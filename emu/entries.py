@@ -1,0 +1,47 @@
+"""The entry points emu can run, and how each one's arguments are built.
+
+Plain entries take a pointer to the library slot (and a device); the `_mlir_` packed
+forms take one pointer to a struct of pointers, exactly as the generated header builds
+it; `module_load` is the header's Kernel_Module_Load sequence; `launch` is the launch
+wrapper the header calls.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+EntryName = Literal["cuda_init", "cuda_load", "cuda_load_to_device", "mlir_cuda_init", "mlir_cuda_load",
+                    "mlir_cuda_load_to_device", "module_load", "launch"]
+TAKES_DEVICE = {"cuda_load_to_device", "mlir_cuda_load_to_device"}
+
+
+class EntrySpec(BaseModel):
+    """One entry to run. In YAML: `cuda_load`, or `cuda_load_to_device: {device: 1}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: EntryName = Field(description="which entry point to call")
+    device: int | None = Field(default=None, ge=0, description="device argument for *_cuda_load_to_device (default 0)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_forms(cls, value):
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and len(value) == 1 and "name" not in value:
+            (name, args), = value.items()
+            return {"name": name, **(args or {})}
+        return value
+
+    @model_validator(mode="after")
+    def _device_only_where_taken(self):
+        if self.device is not None and self.name not in TAKES_DEVICE:
+            raise ValueError(f"entry {self.name} takes no device argument")
+        return self
+
+    def label(self) -> str:
+        return f"{self.name}(device={self.device or 0})" if self.name in TAKES_DEVICE else self.name
+
+
+DEFAULT_ENTRIES = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]

@@ -1,0 +1,65 @@
+"""What a CuTe DSL export looks like from its symbols: prefix, entry points, kernels, metadata."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .errors import ObjectFormatError
+from .objfile import STT_FUNC, ObjectFile
+
+KERNEL_SLOT = "kernels_kernel_"
+
+
+@dataclass(frozen=True)
+class Export:
+    prefix: str
+    kernels: list[str]                    # kernel names, in the object's order
+    kernel_info: dict[str, dict[int, int]]
+    kernel_info_error: str | None
+    launch_function: str | None           # the _mlir_ packed launch wrapper the header calls
+    version: str | None
+    function_name: str | None
+
+    def entry_symbol(self, entry: str) -> str:
+        return {
+            "cuda_init": f"{self.prefix}_cuda_init",
+            "cuda_load": f"{self.prefix}_cuda_load",
+            "cuda_load_to_device": f"{self.prefix}_cuda_load_to_device",
+            "mlir_cuda_init": f"_mlir_{self.prefix}_cuda_init",
+            "mlir_cuda_load": f"_mlir_{self.prefix}_cuda_load",
+            "mlir_cuda_load_to_device": f"_mlir_{self.prefix}_cuda_load_to_device",
+            "launch": self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_",
+        }[entry]
+
+
+def describe_export(obj: ObjectFile) -> Export:
+    functions = {s.name for s in obj.symbols if s.type == STT_FUNC and s.defined and s.name}
+    prefixes = sorted(name[:-len("_cuda_init")] for name in functions
+                      if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
+    if not prefixes:
+        raise ObjectFormatError("no CuTe DSL export found: there is no function <prefix>_cuda_init with a matching <prefix>_cuda_load", path=obj.path)
+    if len(prefixes) > 1:
+        raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
+    prefix = prefixes[0]
+    info, error = _kernel_info(obj, prefix)
+    slots = [s.name[len(KERNEL_SLOT):] for s in obj.symbols if s.name.startswith(KERNEL_SLOT)]
+    kernels = list(dict.fromkeys(list(info) + slots))
+    launch = sorted(name for name in functions if name.startswith(f"_mlir_{prefix}__mlir_ciface_"))
+    return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
+                  launch_function=launch[0] if launch else None,
+                  version=obj.c_string(f"{prefix}_version"), function_name=obj.c_string(f"{prefix}_function_name"))
+
+
+def _kernel_info(obj: ObjectFile, prefix: str) -> tuple[dict[str, dict[int, int]], str | None]:
+    text = obj.c_string(f"{prefix}_kernel_info")
+    if text is None:
+        return {}, None
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        return {str(name): {int(k): int(v) for k, v in (attrs or {}).items()} for name, attrs in raw.items()}, None
+    except (ValueError, TypeError, AttributeError) as error:
+        return {}, f"{prefix}_kernel_info is not the expected JSON {{kernel: {{attribute: value}}}}: {error}"
+
+

@@ -1,0 +1,192 @@
+"""One Unicorn emulator per architecture, reused for every object a process runs.
+
+The stub window, host scratch area and stack are mapped once; loading an object only
+swaps the image's segments.  Only the stub window is hooked for code (never every
+instruction); memory faults and invalid instructions are caught by their own hooks and
+turned into `Fault` records with the location, instruction and registers.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
+                     UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE,
+                     UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
+                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_ALL, UC_PROT_READ,
+                     UC_PROT_WRITE, UcError)
+
+from .arch.base import Architecture
+from .layout import Image
+from .memory_map import (HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
+                         STUB_SIZE, STUB_SLOT, STUB_SLOTS)
+from .stubs import StubDispatcher, StubFailure
+from .trace import Fault
+
+DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
+DEFAULT_TIMEOUT_S = 5.0
+
+_ACCESS_KIND = {
+    UC_MEM_READ_UNMAPPED: "unmapped_read", UC_MEM_WRITE_UNMAPPED: "unmapped_write",
+    UC_MEM_FETCH_UNMAPPED: "unmapped_fetch", UC_MEM_READ_PROT: "protected_read",
+    UC_MEM_WRITE_PROT: "protected_write", UC_MEM_FETCH_PROT: "protected_fetch",
+}
+_ERROR_KIND = {
+    UC_ERR_READ_UNMAPPED: "unmapped_read", UC_ERR_WRITE_UNMAPPED: "unmapped_write",
+    UC_ERR_FETCH_UNMAPPED: "unmapped_fetch", UC_ERR_READ_PROT: "protected_read",
+    UC_ERR_WRITE_PROT: "protected_write", UC_ERR_FETCH_PROT: "protected_fetch",
+    UC_ERR_INSN_INVALID: "invalid_instruction",
+}
+
+
+@dataclass
+class CallOutcome:
+    returned: int | None
+    fault: Fault | None
+
+
+class HostMemory:
+    """A bump allocator over the host scratch area, reset for every object run."""
+
+    def __init__(self, uc) -> None:
+        self.uc = uc
+        self.cursor = HOST_BASE
+
+    def reset(self) -> None:
+        self.cursor = HOST_BASE
+
+    def alloc(self, data: bytes, align: int = 16) -> int:
+        address = (self.cursor + align - 1) & ~(align - 1)
+        if address + len(data) > HOST_BASE + HOST_SIZE:
+            raise MemoryError("host scratch area exhausted")
+        self.uc.mem_write(address, data)
+        self.cursor = address + len(data)
+        return address
+
+    def read(self, address: int, size: int) -> bytes:
+        return bytes(self.uc.mem_read(address, size))
+
+
+class Machine:
+    def __init__(self, arch: Architecture):
+        self.arch = arch
+        self.uc = uc = arch.cpu.create()
+        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
+        slot = arch.cpu.stub_code.ljust(STUB_SLOT, b"\0")
+        uc.mem_write(STUB_BASE, slot * STUB_SLOTS)
+        uc.mem_map(HOST_BASE, HOST_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+        uc.mem_map(STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+        self.host = HostMemory(uc)
+        self.image: Image | None = None
+        self.dispatcher: StubDispatcher | None = None
+        self._mapped: list[tuple[int, int]] = []
+        self._fault: Fault | None = None
+        self._memory_fault: tuple[str, int] | None = None
+        uc.hook_add(UC_HOOK_CODE, self._on_stub, begin=STUB_BASE + STUB_SLOT, end=STUB_BASE + STUB_SIZE - 1)
+        uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
+        self.extension = arch.cpu.install_extensions(uc) if hasattr(arch.cpu, "install_extensions") else None
+
+    # -- objects ------------------------------------------------------------------
+    def load(self, image: Image) -> None:
+        for address, size in self._mapped:
+            self.uc.mem_unmap(address, size)
+        self._mapped = []
+        for segment in image.segments:
+            size = len(segment.data)
+            self.uc.mem_map(segment.address, size, UC_PROT_ALL)
+            self.uc.mem_write(segment.address, segment.data)
+            self.uc.mem_protect(segment.address, size, segment.perms)
+            self._mapped.append((segment.address, size))
+        self.image = image
+        self.host.reset()
+
+    # -- calls ----------------------------------------------------------------------
+    def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
+             timeout_s: float = DEFAULT_TIMEOUT_S) -> CallOutcome:
+        """Run `function(*args)` from a fresh stack until it returns to the sentinel."""
+        self._fault = None
+        self._memory_fault = None
+        self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
+        started = time.perf_counter()
+        try:
+            self.uc.emu_start(function, RETURN_SENTINEL, timeout=int(timeout_s * 1_000_000), count=budget)
+        except UcError as error:
+            if self._fault is None:
+                self._fault = self._fault_from_error(error)
+        if self._fault is not None:
+            return CallOutcome(None, self._fault)
+        pc = self.arch.cpu.pc(self.uc)
+        if pc != RETURN_SENTINEL:
+            elapsed = time.perf_counter() - started
+            kind = "timeout" if elapsed >= timeout_s * 0.95 else "instruction_budget"
+            message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
+                       else f"the entry executed {budget} instructions without returning (a runaway loop?)")
+            return CallOutcome(None, self._describe(kind, message, pc=pc))
+        value = self.arch.convention.return_value(self.uc) & 0xFFFFFFFF
+        return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
+
+    # -- hooks ----------------------------------------------------------------------
+    def _on_stub(self, uc, address, size, user_data) -> None:
+        image, dispatcher = self.image, self.dispatcher
+        slot = (address - STUB_BASE) // STUB_SLOT
+        try:
+            if image is None or dispatcher is None or slot >= len(image.stub_symbols) or address % STUB_SLOT:
+                self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
+                return
+            symbol = image.stub_symbols[slot]
+            caller = image.locate(self.arch.convention.return_address(uc))
+            if dispatcher.known(symbol):
+                dispatcher.call(uc, symbol, caller)
+            elif dispatcher.runtime.config.missing_symbols == "return_zero":
+                dispatcher.call_missing(uc, symbol, caller)
+            else:
+                self._stop(self._describe("missing_stub", f"{caller} calls {symbol}, an undefined symbol emu has no stub for; "
+                                          "set runtime.missing_symbols: return_zero in the scenario to let it return 0", pc=address))
+        except StubFailure as error:
+            self._stop(self._describe("stub_error", f"{caller} calls {symbol}: {error}", pc=address))
+        except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
+            self._stop(self._describe("stub_error", f"stub for {image.stub_symbols[slot] if image else '?'} failed: {type(error).__name__}: {error}", pc=address))
+
+    def _on_bad_memory(self, uc, access, address, size, value, user_data) -> bool:
+        self._memory_fault = (_ACCESS_KIND.get(access, "cpu_exception"), address)
+        return False
+
+    def _stop(self, fault: Fault) -> None:
+        self._fault = fault
+        self.uc.emu_stop()
+
+    # -- fault reports ----------------------------------------------------------------
+    def _fault_from_error(self, error: UcError) -> Fault:
+        pc = self.arch.cpu.pc(self.uc)
+        if self._memory_fault is not None:
+            kind, address = self._memory_fault
+            what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]
+            verb = {"read": "read from", "write": "write to", "fetch": "execute"}[kind.split("_")[1]]
+            return self._describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
+        unsupported = getattr(self.extension, "last_error", None)
+        if error.errno == UC_ERR_INSN_INVALID and unsupported is not None:
+            self.extension.last_error = None
+            return self._describe("unsupported_instruction", f"{unsupported}; emu cannot carry out this instruction. "
+                                  "Rebuild the export for a portable CPU: --host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'", pc=pc)
+        kind = _ERROR_KIND.get(error.errno, "cpu_exception")
+        return self._describe(kind, f"the CPU stopped: {error}", pc=pc)
+
+    def _describe(self, kind: str, message: str, pc: int, address: int | None = None) -> Fault:
+        location = self.image.locate(pc) if self.image else f"{pc:#x}"
+        try:
+            instruction = self.arch.cpu.disassemble(bytes(self.uc.mem_read(pc, 16)), pc)
+        except UcError:
+            instruction = None
+        return Fault(kind=kind, message=f"{message} (at {location})", address=address, pc=pc, location=location,
+                     instruction=instruction, registers=self.arch.cpu.registers(self.uc))
+
+
+_MACHINES: dict[str, Machine] = {}
+
+
+def machine_for(arch: Architecture) -> Machine:
+    """The process-wide emulator for an architecture (created on first use)."""
+    machine = _MACHINES.get(arch.name)
+    if machine is None:
+        machine = _MACHINES[arch.name] = Machine(arch)
+    return machine
