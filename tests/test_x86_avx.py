@@ -142,3 +142,172 @@ def test_unsupported_site_stops_emulation():
     uc.emu_start(CODE, CODE + len(code))
     assert unit.last_error.mnemonic == "kmovw"
     assert uc.reg_read(UX.UC_X86_REG_RAX) == 0            # nothing after it ran
+
+
+# ---------------------------------------------------------------- AVX-512 (no CPU reference here)
+MEMBYTES = bytes((i * 37 + 11) % 256 for i in range(512))
+ZINIT = [int.from_bytes(bytes((i * 13 + k * 7 + 1) % 256 for k in range(64)), "little") for i in range(32)]
+M = lambda off, n: int.from_bytes(MEMBYTES[off:off + n], "little")        # noqa: E731
+LOW = lambda value, n: value & ((1 << (8 * n)) - 1)                        # noqa: E731
+REP = lambda value, esize, n: int.from_bytes(LOW(value, esize).to_bytes(esize, "little") * (n // esize), "little")  # noqa: E731
+
+EVEX_EXPECT = {   # name -> ({zmm index: value}, {memory offset: bytes})
+    "zmm_load": ({0: M(8, 64)}, {}),
+    "zmm_store": ({}, {64: ZINIT[1].to_bytes(64, "little")}),
+    "zmm_aligned_load": ({2: M(64, 64)}, {}),
+    "zmm_dqu64_high": ({17: M(4, 64)}, {128: MEMBYTES[4:68]}),
+    "zmm_dqu8_16": ({4: M(1, 64)}, {200: MEMBYTES[1:65]}),
+    "zmm_xor_zero": ({5: 0, 20: ZINIT[21] ^ ZINIT[22]}, {}),
+    "zmm_ternlog_ones": ({6: (1 << 512) - 1}, {}),
+    "zmm_broadcast": ({7: REP(M(4, 4), 4, 64), 8: REP(ZINIT[9], 8, 64), 10: REP(M(32, 32), 32, 64)}, {}),
+    "zmm_insert_extract": ({11: LOW(ZINIT[12], 32) | LOW(ZINIT[13], 32) << 256, 14: ZINIT[15] >> 256},
+                           {16: (ZINIT[16] >> 384).to_bytes(16, "little")}),
+    "ymm_evex_high": ({18: M(32, 32), 19: 0}, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVEX_EXPECT))
+def test_evex_forms(name):
+    code = ASM[name]
+    uc = machine(code, MEMBYTES)
+    for i, value in enumerate(ZINIT):
+        uc.reg_write(ZMM[i], value)
+    run(uc, code)
+    regs, mem = EVEX_EXPECT[name]
+    for i, value in enumerate(ZINIT):
+        assert uc.reg_read(ZMM[i]) == regs.get(i, value), f"zmm{i}"
+    expected = bytearray(MEMBYTES)
+    for off, data in mem.items():
+        expected[off:off + len(data)] = data
+    assert bytes(uc.mem_read(MEM, 512)) == bytes(expected)
+
+
+def test_evex_misaligned_vmovdqa64_faults():
+    with pytest.raises(MisalignedAccess) as info:
+        run(machine(ASM["zmm_dqa64_misaligned"]), ASM["zmm_dqa64_misaligned"])
+    assert (info.value.ea, info.value.width) == (MEM + 32, 64)
+
+
+# ---------------------------------------------------------------- properties
+MOVES_XOR = NATIVE["xor_general"]["code"]                  # vxorps ymm1,ymm2,ymm3; vxorpd ymm4,ymm5,[rbx+32]; vpxor ymm13,ymm14,ymm15
+U256 = st.integers(0, (1 << 256) - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(regs=st.lists(U256, min_size=16, max_size=16), mem=st.binary(min_size=512, max_size=512))
+def test_property_xor(regs, mem):
+    code = bytes.fromhex(MOVES_XOR)
+    uc = machine(code, mem)
+    for i, value in enumerate(regs):
+        uc.reg_write(ZMM[i], value)
+    run(uc, code)
+    want = dict(enumerate(regs))
+    want.update({1: regs[2] ^ regs[3], 4: regs[5] ^ int.from_bytes(mem[32:64], "little"), 13: regs[14] ^ regs[15]})
+    assert [uc.reg_read(ZMM[i]) for i in range(16)] == [want[i] for i in range(16)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(src=U256, mem=st.binary(min_size=512, max_size=512), load=st.integers(0, 448), store=st.integers(0, 480))
+def test_property_unaligned_moves(src, mem, load, store):
+    # vmovups ymm0, [rbx+rcx]; vmovdqu [rbx+rdx], ymm1
+    code = bytes.fromhex("c5fc10040b" "c5fe7f0c13")
+    uc = machine(code, mem)
+    uc.reg_write(UX.UC_X86_REG_ZMM0, (1 << 512) - 1)
+    uc.reg_write(UX.UC_X86_REG_YMM1, src)
+    uc.reg_write(UX.UC_X86_REG_RCX, load)
+    uc.reg_write(UX.UC_X86_REG_RDX, store)
+    run(uc, code)
+    assert uc.reg_read(UX.UC_X86_REG_ZMM0) == int.from_bytes(mem[load:load + 32], "little")
+    expected = bytearray(mem)
+    expected[store:store + 32] = src.to_bytes(32, "little")
+    assert bytes(uc.mem_read(MEM, 512)) == bytes(expected)
+
+
+# ---------------------------------------------------------------- the real host-native export
+# .ltext 0xd1-0x107 of a host-native (AVX2 machine) export of seed/repro.py (nvidia-cutlass-dsl 4.8.0):
+# mov rax,rsp; lea rdx,[rax-0x40]; mov rsp,rdx; movabs rcx,<GOTOFF64>; vmovaps ymm0,[r13+rcx];
+# movabs rcx,<GOTOFF64>; vmovaps xmm1,[r13+rcx]; vmovups [rax-0x40],ymm0; vmovups [rax-0x20],xmm1
+EXPORT_EXCERPT = bytes.fromhex(
+    "4889e0488d50c04889d448b90000000000000000c4c17c28440d00"
+    "48b90000000000000000c4c178284c0d00c5fc1140c0c5f81148e0")
+# Every distinct VEX encoding in that export's .ltext (objdump -d -M intel -j .ltext).
+EXPORT_VEX = ["c4c17c28440d00", "c4c178284c0d00", "c5fc1140c0", "c5f81148e0",
+              "c5f8280401", "c5f8280430", "c5f8294424 10".replace(" ", ""), "c5f877"]
+
+
+def relocated_excerpt(off0: int, off1: int) -> bytes:
+    code = bytearray(EXPORT_EXCERPT)
+    code[12:20] = off0.to_bytes(8, "little")
+    code[29:37] = off1.to_bytes(8, "little")
+    return bytes(code)
+
+
+@pytest.mark.parametrize("sites", [True, False])
+def test_export_copy_sequence(sites):
+    code = relocated_excerpt(64, 96)
+    uc = machine(code, MEMBYTES)
+    uc.reg_write(UX.UC_X86_REG_R13, MEM)
+    uc.reg_write(UX.UC_X86_REG_RSP, MEM + 0x400)
+    run(uc, code, sites)
+    assert uc.reg_read(UX.UC_X86_REG_RSP) == MEM + 0x3C0
+    assert bytes(uc.mem_read(MEM + 0x3C0, 48)) == MEMBYTES[64:112]
+
+
+def test_export_copy_sequence_misaligned_source_faults():
+    code = relocated_excerpt(72, 96)
+    uc = machine(code, MEMBYTES)
+    uc.reg_write(UX.UC_X86_REG_R13, MEM)
+    uc.reg_write(UX.UC_X86_REG_RSP, MEM + 0x400)
+    with pytest.raises(MisalignedAccess):
+        run(uc, code)
+
+
+@pytest.mark.parametrize("hexcode", EXPORT_VEX)
+def test_every_export_vex_instruction_is_supported(hexcode):
+    code = bytes.fromhex(hexcode)
+    unit = AvxUnit()
+    assert unit.scan(code, CODE) == [CODE]
+    uc = machine(code)
+    assert unit.decode(uc, CODE).size == len(code)
+
+
+def elf_section(path: Path, wanted: str) -> bytes:
+    data = path.read_bytes()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][4]
+    for h in headers:
+        if data[names + h[0]:data.index(b"\0", names + h[0])].decode() == wanted:
+            return data[h[4]:h[4] + h[5]]
+    raise KeyError(wanted)
+
+
+def test_host_native_objects_in_fixtures_are_supported():
+    """Any committed x86-64 object whose .ltext has vector instructions must decode fully."""
+    objects = [p for p in (Path(__file__).parent / "fixtures").rglob("*.o")
+               if p.read_bytes()[:4] == b"\x7fELF" and p.read_bytes()[18] == 62]
+    unit = AvxUnit()
+    for path in objects:
+        try:
+            code = elf_section(path, ".ltext")
+        except KeyError:
+            continue
+        uc = Uc(UC_ARCH_X86, UC_MODE_64)
+        uc.mem_map(CODE, (len(code) + 0xFFF) & ~0xFFF)
+        uc.mem_write(CODE, code)
+        for address in unit.scan(code, CODE):
+            unit.decode(uc, address)                        # raises UnsupportedInstruction
+
+
+# ---------------------------------------------------------------- decode cache
+def test_decode_cache_reuses_and_notices_new_bytes():
+    code = bytes.fromhex(NATIVE["copy_loop"]["code"])
+    uc = machine(code)
+    uc.reg_write(UX.UC_X86_REG_RSI, MEM + 256)
+    unit = run(uc, code, sites=False)
+    assert len(unit._cache) == 2                         # the two ymm moves; vzeroupper does not trap
+    first = unit.decode(uc, CODE + 2)
+    assert unit.decode(uc, CODE + 2) is first
+    uc.mem_write(CODE + 2, bytes.fromhex("c5fc28"))      # vmovups -> vmovaps, same length
+    assert unit.decode(uc, CODE + 2).mnemonic == "vmovaps"
