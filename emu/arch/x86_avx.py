@@ -81,6 +81,17 @@ _ZMM = [getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(32)]
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 _BUF = ctypes.create_string_buffer(64)
+_MBUF = ctypes.create_string_buffer(64)
+
+
+def _mem_read(uc: Uc, address: int, n: int) -> bytes:
+    """Read n <= 64 bytes; raises UcError."""
+    if _LIB is None:
+        return bytes(uc.mem_read(address, n))
+    status = _LIB.uc_mem_read(uc._uch, address, _MBUF, n)
+    if status:
+        raise UcError(status)
+    return _MBUF.raw[:n]
 
 
 def _reg_read(uc: Uc, reg: int, n: int) -> int:
@@ -128,7 +139,7 @@ def _ea(uc: Uc, op: tuple) -> int:
 
 def _load(uc: Uc, d: Decoded, ea: int, n: int) -> int:
     try:
-        return int.from_bytes(uc.mem_read(ea, n), "little")
+        return int.from_bytes(_mem_read(uc, ea, n), "little")
     except UcError as err:
         raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
 
@@ -405,7 +416,7 @@ class AvxUnit:
         cached = self._cache.get(address)
         if cached is not None:
             raw, d = cached
-            if uc.mem_read(address, len(raw)) == raw:
+            if _mem_read(uc, address, len(raw)) == raw:
                 return d
         raw = self._fetch(uc, address)
         insn = next(self._cs.disasm(raw, address, 1), None)
@@ -425,7 +436,7 @@ class AvxUnit:
     def _fetch(uc: Uc, address: int) -> bytes:
         for n in (15, 8, 4, 2, 1):                    # the instruction may end a mapping
             try:
-                return bytes(uc.mem_read(address, n))
+                return _mem_read(uc, address, n)
             except UcError:
                 continue
         raise UnsupportedInstruction(address, 0, "(unmapped)", "")
