@@ -311,3 +311,16 @@ def test_decode_cache_reuses_and_notices_new_bytes():
     assert unit.decode(uc, CODE + 2) is first
     uc.mem_write(CODE + 2, bytes.fromhex("c5fc28"))      # vmovups -> vmovaps, same length
     assert unit.decode(uc, CODE + 2).mnemonic == "vmovaps"
+
+
+def test_execute_is_cheap():
+    """Guards against re-creating capstone objects or decoding per call (about 6 us each here)."""
+    code = bytes.fromhex("c5fc1003")                      # vmovups ymm0, [rbx]
+    uc = machine(code)
+    unit = AvxUnit()
+    unit.execute(uc, CODE)
+    import time
+    start = time.perf_counter()
+    for _ in range(1000):
+        unit.execute(uc, CODE)
+    assert time.perf_counter() - start < 0.1

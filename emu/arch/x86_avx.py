@@ -44,17 +44,20 @@ class MisalignedAccess(UnsupportedInstruction):
 
     def __init__(self, address: int, size: int, mnemonic: str, op_str: str, ea: int, width: int) -> None:
         self.ea, self.width = ea, width
-        super().__init__(address, size, mnemonic, op_str, f"#GP: {width}-byte aligned access to misaligned address {ea:#x}")
-        self.args = (f"misaligned {width}-byte access at {ea:#x} by '{mnemonic} {op_str}' at {address:#x} (#GP on hardware)",)
+        super().__init__(address, size, mnemonic, op_str)
+        self.args = (f"misaligned {width}-byte access at {ea:#x} by '{mnemonic} {op_str}' "
+                     f"at {address:#x} (#GP on hardware)",)
 
 
 class MemoryFault(UnsupportedInstruction):
     """Emulated memory could not be read or written."""
 
-    def __init__(self, address: int, size: int, mnemonic: str, op_str: str, ea: int, width: int, err: UcError) -> None:
+    def __init__(self, address: int, size: int, mnemonic: str, op_str: str,
+                 ea: int, width: int, err: UcError) -> None:
         self.ea, self.width, self.error = ea, width, err
         super().__init__(address, size, mnemonic, op_str)
-        self.args = (f"memory fault ({err}) accessing {width} bytes at {ea:#x} by '{mnemonic} {op_str}' at {address:#x}",)
+        self.args = (f"memory fault ({err}) accessing {width} bytes at {ea:#x} "
+                     f"by '{mnemonic} {op_str}' at {address:#x}",)
 
 
 # ---------------------------------------------------------------- register tables
