@@ -8,6 +8,7 @@ The resulting tree is then read as the shape `Signature.__reduce__` produces.
 """
 from __future__ import annotations
 
+import _compat_pickle
 import base64
 import binascii
 import io
@@ -81,8 +82,8 @@ _MARK = _Mark()
 _SCALARS = (str, int, float, bool, type(None), bytes, _Global)
 
 
-def _fail(what: str, pos: int) -> ArgSpecError:
-    return ArgSpecError(f"{what} at byte {pos} of the args_spec pickle.")
+def _fail(what: str, pos: int, detail: str = "") -> ArgSpecError:
+    return ArgSpecError(f"{what} at byte {pos} of the args_spec pickle{f' ({detail})' if detail else ''}.")
 
 
 class _Machine:
@@ -93,6 +94,14 @@ class _Machine:
         self.meta: list[list] = []
         self.memo: dict[int, Any] = {}
         self.pos = 0
+        self.proto = 0
+
+    def global_name(self, module: str, name: str) -> _Global:
+        """A name only; protocols < 3 spell Python 2 modules, which Unpickler maps (fix_imports)."""
+        if self.proto < 3:
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+            module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        return _Global(module, name)
 
     def push(self, obj: Any) -> None:
         if len(self.stack) + len(self.meta) >= MAX_STACK:
@@ -207,12 +216,12 @@ def _memo_get(m: _Machine, key: Any) -> None:
 
 def _global(m: _Machine, arg: str) -> None:
     module, _, name = arg.partition(" ")
-    m.push(_Global(module, name))
+    m.push(m.global_name(module, name))
 
 
 def _stack_global(m: _Machine, _arg: Any) -> None:
     name = m.name(m.pop())
-    m.push(_Global(m.name(m.pop()), name))
+    m.push(m.global_name(m.name(m.pop()), name))
 
 
 def _dict(m: _Machine, _arg: Any) -> None:
@@ -223,7 +232,13 @@ def _dict(m: _Machine, _arg: Any) -> None:
 
 def _inst(m: _Machine, arg: str) -> None:
     module, _, name = arg.partition(" ")
-    m.push(_Call(_Global(module, name), tuple(m.pop_mark()), m.pos))
+    m.push(_Call(m.global_name(module, name), tuple(m.pop_mark()), m.pos))
+
+
+def _proto(m: _Machine, arg: int) -> None:
+    if not 0 <= arg <= 5:
+        raise _fail(f"unsupported pickle protocol {arg}", m.pos)
+    m.proto = arg
 
 
 def _mark(m: _Machine, _arg: Any) -> None:
@@ -245,7 +260,7 @@ def _push_arg(m: _Machine, arg: Any) -> None:
 
 
 _HANDLERS: dict[str, Any] = {
-    "PROTO": lambda m, a: None,
+    "PROTO": _proto,
     "FRAME": lambda m, a: None,
     "MARK": _mark,
     "POP": _pop,
@@ -327,10 +342,15 @@ def _run(raw: bytes) -> tuple[Any, int]:
         except StopIteration:
             raise _fail("pickle ends without a STOP opcode", machine.pos) from None
         except (ValueError, OverflowError, UnicodeDecodeError, EOFError, ArithmeticError) as exc:
-            raise _fail(f"undecodable or truncated opcode ({_short(exc)})", machine.pos) from None
+            if machine.pos == len(raw):
+                raise _fail("pickle ends without a STOP opcode", machine.pos) from None
+            raise _fail("undecodable or truncated opcode", machine.pos, _short(exc)) from None
         if opcode.name == "STOP":
             if stream.tell() != len(raw):
                 raise _fail(f"{len(raw) - stream.tell()} trailing bytes after STOP", stream.tell())
+            left = len(machine.stack) + sum(map(len, machine.meta)) + len(machine.meta)
+            if left != 1:
+                raise _fail(f"{left} values left on the stack at STOP", machine.pos)
             return machine.pop(), machine.pos
         machine.step(opcode.name, arg)
     raise _fail(f"more than {MAX_OPS} opcodes", machine.pos)
