@@ -54,12 +54,14 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         dispatcher.entry = entry
         if packed_ret:
             machine.host.uc.mem_write(session.ret_slot, struct.pack("<i", -1))
+        first_call = len(dispatcher.calls)
         outcome = machine.call(address, args, budget, timeout_s)
         returned = outcome.returned
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
         runs.append(EntryRun.model_construct(entry=entry, function=symbol, args=shown, returned=returned,
-                                             instructions=None, fault=outcome.fault))
+                                             instructions=None, fault=outcome.fault,
+                                             first_call=first_call, end_call=len(dispatcher.calls)))
         return outcome.fault is None
 
     for spec in entries:

@@ -53,6 +53,8 @@ class EntryRun(Model):
     returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); null on a fault")
     instructions: int | None = Field(default=None, description="guest instructions executed, where counted")
     fault: Fault | None = Field(default=None, description="set when the entry did not return")
+    first_call: int = Field(default=0, description="index of the entry's first call in ObjectRun.calls")
+    end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
 
 
 class ObjectRun(Model):

@@ -40,6 +40,7 @@ class CudaRuntime:
     kernels: dict[int, Kernel] = field(default_factory=dict)
     launches: list[dict[str, Any]] = field(default_factory=list)
     next_handle: int = 0x10000
+    used_libraries: set[int] = field(default_factory=set)   # loaded by cudaLibraryLoadData or asked for a kernel
 
     def __post_init__(self) -> None:
         self.profile = load_profile(self.config.profile)
@@ -79,7 +80,7 @@ class CudaRuntime:
             "libraries": {str(h): names for h, names in self.libraries.items()},
             "kernels": [{"name": k.name, "handle": k.handle, "library": k.library,
                          "devices": {str(d): {A(a).name: v for a, v in attrs.items()} for d, attrs in k.attributes.items()}}
-                        for k in self.kernels.values()],
+                        for k in self.kernels.values() if k.library in self.used_libraries],
             "launches": self.launches,
         }
 
@@ -125,12 +126,14 @@ def library_load_data(rt: CudaRuntime, call) -> Result:
         return E.INVALID_VALUE, {}
     handle = rt.fresh_handle()
     rt._register_library(handle)
+    rt.used_libraries.add(handle)
     return E.SUCCESS, {"library": handle}
 
 
 def library_get_kernel(rt: CudaRuntime, call) -> Result:
     if call.library not in rt.libraries:
         return E.INVALID_RESOURCE_HANDLE, {}
+    rt.used_libraries.add(call.library)
     kernel = rt._kernel_by_name.get((call.library, call.name))
     if kernel is None:
         return E.SYMBOL_NOT_FOUND, {}

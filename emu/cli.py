@@ -1,0 +1,93 @@
+"""`python -m emu`: run scenarios, trace objects, print schemas.
+
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 bad input (an
+unreadable or invalid scenario or object), 3 a run stopped with a fault the scenario
+did not expect.  Errors are one paragraph on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, EmuError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m emu", description="Run CuTe DSL AOT export loaders on a CPU emulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run scenario files and check their expectations")
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    run.add_argument("--json", action="store_true", help="print the machine-readable result")
+    run.add_argument("--quiet", action="store_true", help="print only the expectation results")
+    trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
+    trace.add_argument("objects", nargs="+", metavar="OBJECT")
+    trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
+    trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios and traces")
+    schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "all"), default="all")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_BAD_INPUT if exit_.code else EXIT_OK
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "trace":
+            return _trace(args)
+        return _schema(args)
+    except EmuError as error:
+        print(f"emu: error: {error.render()}", file=sys.stderr)
+        return error.exit_code
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _run(args) -> int:
+    from .report import print_scenario
+    from .scenario.load import load_scenario
+    from .scenario.runner import run_scenario
+
+    loaded = [load_scenario(path) for path in args.scenarios]      # validate every file before running any
+    results = [run_scenario(scenario) for scenario in loaded]
+    if args.json:
+        print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
+    else:
+        for result in results:
+            print_scenario(result, quiet=args.quiet)
+    if any(r.faulted for r in results):
+        return EXIT_FAULT
+    return EXIT_OK if all(r.passed for r in results) else EXIT_EXPECTATION_FAILED
+
+
+def _trace(args) -> int:
+    from .cuda.config import RuntimeConfig
+    from .entries import EntrySpec
+    from .render import show_run
+    from .run import run_object
+    from .cuda.profile import load_profile
+
+    config = RuntimeConfig()
+    count = args.devices if args.devices is not None else load_profile(config.profile).device_count
+    config = RuntimeConfig(device_count=count)
+    entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
+    entries += [EntrySpec(name="cuda_load_to_device", device=d) for d in range(count)]
+    entries += [EntrySpec(name="launch")]
+    runs = [run_object(path, config, entries) for path in args.objects]
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
+    else:
+        for run in runs:
+            print("\n".join(show_run(run)))
+    return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
+
+
+def _schema(args) -> int:
+    from .schemas import schemas
+    chosen = schemas() if args.which == "all" else {args.which: schemas()[args.which]}
+    print(json.dumps(chosen, indent=1, sort_keys=True))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

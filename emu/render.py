@@ -1,0 +1,77 @@
+"""Human-readable text for calls, patterns and runs (enum numbers shown with their names)."""
+from __future__ import annotations
+
+from typing import Any
+
+from stub_models import CATALOGUE
+from stub_models.enums import CudaError, enum_label
+
+from .trace import CallRecord, ObjectRun
+
+
+def param_kinds(symbol: str) -> dict[str, Any]:
+    model = CATALOGUE.get(symbol)
+    return {p.name: p.c for p in model.params()} if model else {}
+
+
+def show_value(value: Any, c=None) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int) and c is not None:
+        if c.enum is not None:
+            return enum_label(c.enum, value)
+        if c.kind in ("handle", "ptr", "out", "struct"):
+            return f"{value:#x}"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(show_value(v) for v in value) + "]"
+    return str(value)
+
+
+def show_ret(value: int) -> str:
+    return enum_label(CudaError, value) if value else "0 SUCCESS"
+
+
+def show_call(call: CallRecord, with_caller: bool = True) -> str:
+    kinds = param_kinds(call.symbol)
+    args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
+                     if kinds.get(name) is None or kinds[name].kind != "out")
+    text = f"{call.symbol}({args}) -> {show_ret(call.ret)}"
+    if call.outputs:
+        text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
+                                    for k, v in call.outputs.items())
+    if call.injected:
+        text += "  [injected]"
+    if with_caller:
+        text += f"  [{call.caller}]"
+    return text
+
+
+def show_run(run: ObjectRun) -> list[str]:
+    lines = [f"{run.object} ({run.arch}, prefix {run.prefix})"]
+    position = 0
+    for entry in run.entries:
+        for call in run.calls[position:entry.first_call]:      # calls made by header code between entries
+            lines.append(f"  {show_call(call)}")
+        label = entry.entry + (f"(device={entry.args['device']})" if "device" in entry.args else "")
+        result = show_ret(entry.returned) if entry.fault is None else f"FAULT {entry.fault.kind}"
+        lines.append(f"  {label} -> {result}")
+        for call in run.calls[entry.first_call:entry.end_call]:
+            lines.append(f"    {show_call(call)}")
+        position = entry.end_call
+        if entry.fault is not None:
+            lines.extend(show_fault_lines(entry.fault))
+    return lines
+
+
+def show_fault_lines(fault) -> list[str]:
+    lines = [f"    fault: {fault.kind}: {fault.message}"]
+    if fault.instruction:
+        lines.append(f"    instruction: {fault.instruction}")
+    if fault.registers:
+        regs = " ".join(f"{k}={v:#x}" for k, v in fault.registers.items())
+        lines.append(f"    registers: {regs}")
+    return lines

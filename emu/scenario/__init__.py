@@ -1,0 +1,1 @@
+"""Scenarios: YAML files that name objects, configure the stubs and state expectations."""

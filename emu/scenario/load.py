@@ -1,0 +1,86 @@
+"""Read and validate a scenario file; every error names the file, the line and the field."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from stub_models import CATALOGUE
+
+from ..errors import ScenarioError
+from .model import CallPattern, Scenario
+from .yaml_source import line_of, load_with_lines
+
+
+@dataclass
+class LoadedScenario:
+    path: str
+    scenario: Scenario
+    lines: dict
+    object_paths: list[str]          # resolved against the scenario's folder
+
+    def line(self, *path) -> int | None:
+        return line_of(self.lines, path)
+
+
+def load_scenario(path: str) -> LoadedScenario:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(f"cannot read the scenario: {getattr(error, 'strerror', None) or error}", path=path) from None
+    data, lines = load_with_lines(text, path)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"a scenario must be a YAML mapping with at least `objects:`, not {type(data).__name__}", path=path)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        line = line_of(lines, loc)
+        more = f" ({error.error_count() - 1} more error(s))" if error.error_count() > 1 else ""
+        message = first["msg"].removeprefix("Value error, ")
+        raise ScenarioError(f"line {line}: field {field}: {message}{more}", path=path) from None
+    _check_patterns(scenario, lines, path)
+    base = os.path.dirname(os.path.abspath(path))
+    object_paths = []
+    for index, ref in enumerate(scenario.objects):
+        resolved = os.path.normpath(os.path.join(base, ref.path))
+        if not os.path.isfile(resolved):
+            raise ScenarioError(f"line {line_of(lines, ('objects', index))}: field objects.{index}: object file {ref.path} not found (looked for {resolved})", path=path)
+        object_paths.append(resolved)
+    return LoadedScenario(path, scenario, lines, object_paths)
+
+
+def _check_patterns(scenario: Scenario, lines: dict, path: str) -> None:
+    """Argument names in call patterns must be the stub model's parameter names."""
+    blocks = [(("expect",), scenario.expect)] + [(("objects", i, "expect"), ref.expect) for i, ref in enumerate(scenario.objects) if ref.expect]
+    for prefix, expect in blocks:
+        groups = [("calls_in_order", expect.calls_in_order), ("calls_any_order", expect.calls_any_order), ("no_calls", expect.no_calls)]
+        if expect.exact_calls:
+            groups.append(("exact_calls.calls", expect.exact_calls.calls))
+        for key, patterns in groups:
+            for index, pattern in enumerate(patterns):
+                _check_pattern(pattern, prefix + tuple(key.split(".")) + (index,), lines, path)
+
+
+def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
+    model = CATALOGUE.get(pattern.symbol)
+    field = ".".join(str(p) for p in where)
+    if model is None:
+        if pattern.args or pattern.outputs:
+            raise ScenarioError(f"line {line_of(lines, where)}: field {field}: {pattern.symbol} has no stub model, so its arguments cannot be matched", path=path)
+        return
+    names = {p.name: p.c for p in model.params()}
+    for name, value in {**pattern.args, **pattern.outputs}.items():
+        if name not in names:
+            raise ScenarioError(f"line {line_of(lines, where + ('args', name))}: field {field}.args.{name}: {pattern.symbol} has no parameter {name!r} (it has {', '.join(names)})", path=path)
+        enum = names[name].enum
+        if enum is not None and isinstance(value, str):
+            from stub_models.enums import enum_value
+            try:
+                enum_value(enum, value)
+            except ValueError as error:
+                raise ScenarioError(f"line {line_of(lines, where + ('args', name))}: field {field}.args.{name}: {error}", path=path) from None

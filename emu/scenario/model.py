@@ -1,0 +1,102 @@
+"""The scenario file format, as pydantic models (the JSON Schema is generated from these).
+
+Every block forbids unknown keys and describes every field, so a typo is an error that
+names the file, line and field, and `python -m emu schema` documents the format.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..cuda.config import RuntimeConfig
+from ..entries import DEFAULT_ENTRIES, EntrySpec
+from ..machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
+
+
+class Block(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallPattern(Block):
+    """A call to look for. Unlisted arguments match anything; enum arguments take names or numbers."""
+
+    symbol: str = Field(description="wrapper symbol, e.g. _cudaKernelSetAttributeForDevice")
+    entry: str | None = Field(default=None, description="only calls made while this entry ran (cuda_load, cuda_load_to_device, ...)")
+    args: dict[str, Any] = Field(default_factory=dict, description="argument values by CUDA parameter name; nested mappings match struct fields partially")
+    outputs: dict[str, int] = Field(default_factory=dict, description="values the stub wrote through out-parameters")
+    ret: int | str | None = Field(default=None, description="return code, by number or cudaError name")
+
+
+class ExactCalls(Block):
+    """The trace, restricted to some symbols, must equal this list call for call."""
+
+    symbols: list[str] | None = Field(default=None, description="compare only calls to these symbols (all calls when omitted)")
+    calls: list[CallPattern] = Field(description="the expected calls, in order")
+
+
+class StateExpectation(Block):
+    """A kernel attribute the runtime model must hold after the run."""
+
+    kernel: str = Field(default="*", description="kernel name, or '*' for every kernel of the object")
+    device: int | Literal["all"] = Field(default="all", description="device ordinal, or 'all' for every device")
+    attribute: int | str = Field(description="CUfunction_attribute, by number or name (PREFERRED_SHARED_MEMORY_CARVEOUT)")
+    value: int | Literal["metadata"] = Field(description="the value required, or 'metadata' for the value the object's kernel_info asks for")
+
+
+class Expectations(Block):
+    """What must hold for each object's run."""
+
+    calls_in_order: list[CallPattern] = Field(default_factory=list, description="calls that must appear in this order (others may come between)")
+    calls_any_order: list[CallPattern] = Field(default_factory=list, description="calls that must each appear, in any order")
+    no_calls: list[CallPattern] = Field(default_factory=list, description="calls that must not appear")
+    exact_calls: ExactCalls | None = Field(default=None, description="the whole (filtered) trace, call for call")
+    returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry)")
+    state: list[StateExpectation] = Field(default_factory=list, description="kernel attributes the runtime must hold after the run")
+    fault: str | None = Field(default=None, description="require the run to stop with this fault kind (e.g. missing_stub) instead of returning")
+
+    def merged(self, other: "Expectations | None") -> "Expectations":
+        if other is None:
+            return self
+        return Expectations(
+            calls_in_order=self.calls_in_order + other.calls_in_order,
+            calls_any_order=self.calls_any_order + other.calls_any_order,
+            no_calls=self.no_calls + other.no_calls,
+            exact_calls=other.exact_calls or self.exact_calls,
+            returns={**self.returns, **other.returns},
+            state=self.state + other.state,
+            fault=other.fault or self.fault,
+        )
+
+
+class ObjectRef(Block):
+    """An object to run: a path relative to the scenario file, with optional extra expectations."""
+
+    path: str = Field(description="the .o file, relative to the scenario file")
+    expect: Expectations | None = Field(default=None, description="expectations for this object only, added to the scenario's")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value):
+        return {"path": value} if isinstance(value, str) else value
+
+
+class UpstreamBug(Block):
+    """Marks a scenario that documents a known bug: pytest reports it as an expected failure."""
+
+    reason: str = Field(description="why it fails, e.g. the upstream issue")
+    issue: str | None = Field(default=None, description="upstream issue, e.g. NVIDIA/cutlass#3715")
+    strict: bool = Field(default=True, description="an unexpected pass fails the test (so a fixed upstream flips it)")
+
+
+class Scenario(Block):
+    """One scenario file."""
+
+    description: str = Field(default="", description="what the scenario shows")
+    objects: list[ObjectRef] = Field(min_length=1, description="objects to run, each on its own fresh runtime")
+    entries: list[EntrySpec] = Field(default_factory=lambda: list(DEFAULT_ENTRIES), description="entries to run in order: cuda_init, cuda_load, cuda_load_to_device (with device), mlir_* packed forms, module_load, launch")
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="the CUDA runtime the stubs present")
+    expect: Expectations = Field(default_factory=Expectations, description="expectations for every object")
+    upstream_bug: UpstreamBug | None = Field(default=None, description="mark the scenario as documenting a known upstream bug (expected failure in pytest)")
+    budget: int = Field(default=DEFAULT_BUDGET, ge=1, description="guest instructions each entry may execute")
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, description="wall-clock seconds each entry may run")

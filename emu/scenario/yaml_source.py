@@ -1,0 +1,50 @@
+"""Load YAML keeping the line of every value, so errors can point at the file and line."""
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ..errors import ScenarioError
+
+Path_ = tuple[Any, ...]
+
+
+def load_with_lines(text: str, path: str) -> tuple[Any, dict[Path_, int]]:
+    """The YAML data and a map from each value's path (keys and indexes) to its 1-based line."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ScenarioError(f"not valid YAML{where}: {problem}", path=path) from None
+    lines: dict[Path_, int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    return data, lines
+
+
+def _walk(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":int"):
+                key = int(key)
+            _walk(value_node, path + (key,), lines)
+            lines[path + (key,)] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, path + (index,), lines)
+
+
+def line_of(lines: dict[Path_, int], path: Path_) -> int | None:
+    """The line of the deepest known prefix of `path`."""
+    path = tuple(path)
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return lines.get(())
