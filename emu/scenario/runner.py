@@ -25,10 +25,13 @@ class ScenarioResult(BaseModel):
     upstream_bug: str | None = Field(default=None, description="the upstream bug this scenario documents, if any")
 
 
-def run_scenario(loaded: LoadedScenario) -> ScenarioResult:
+def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioResult:
+    """Run every object of the scenario (or just object number `only`) and check expectations."""
     scenario = loaded.scenario
     runs, results = [], []
     for index, (ref, path) in enumerate(zip(scenario.objects, loaded.object_paths)):
+        if only is not None and index != only:
+            continue
         run = run_object(path, scenario.runtime, scenario.entries, scenario.budget, scenario.timeout_s)
         runs.append(run)
         _, export = load_image(path)

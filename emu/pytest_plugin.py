@@ -1,0 +1,96 @@
+"""pytest plugin: every scenarios/**/*.yaml becomes test items, one per object.
+
+Registered through the `pytest11` entry point.  A failure shows the scenario file and
+line of each failed expectation with its diff; a scenario marked `upstream_bug` is a
+strict expected failure, so a fixed upstream turns it into a failing XPASS.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .errors import EmuError
+
+
+def pytest_addoption(parser) -> None:
+    parser.addini("emu_scenario_dirs", "folder names whose *.yaml files are emu scenarios", type="linelist", default=["scenarios"])
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    folders = parent.config.getini("emu_scenario_dirs")
+    if not any(part in folders for part in file_path.parts[:-1]):
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+class ScenarioFile(pytest.File):
+    def collect(self):
+        from .scenario.load import load_scenario
+        try:
+            loaded = load_scenario(str(self.path))
+        except EmuError as error:
+            yield BrokenScenario.from_parent(self, name="scenario", error=error)
+            return
+        names: dict[str, int] = {}
+        for index, ref in enumerate(loaded.scenario.objects):
+            label = f"{os.path.basename(os.path.dirname(ref.path))}/{os.path.basename(ref.path)}"
+            names[label] = names.get(label, 0) + 1
+            name = label if names[label] == 1 else f"{label}#{names[label]}"
+            item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
+            bug = loaded.scenario.upstream_bug
+            if bug is not None:
+                item.add_marker(pytest.mark.xfail(strict=bug.strict, reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
+            yield item
+
+
+class ScenarioFailed(Exception):
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, loaded, index: int, **kwargs):
+        super().__init__(**kwargs)
+        self.loaded, self.index = loaded, index
+
+    def runtest(self) -> None:
+        from .scenario.runner import run_scenario
+        result = run_scenario(self.loaded, only=self.index)
+        if not result.passed:
+            lines = []
+            for check in result.results:
+                if not check.passed:
+                    lines.append(f"{self.loaded.path}:{check.line or '?'}: {check.kind} failed for {check.object}")
+                    lines.append(f"  {check.summary}")
+                    lines.extend(f"    {d}" for d in check.diff)
+            raise ScenarioFailed(lines)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (ScenarioFailed, EmuError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        ref_line = self.loaded.line("objects", self.index) or 0
+        return self.path, ref_line - 1, f"scenario {os.path.basename(self.loaded.path)} object {self.name}"
+
+
+class BrokenScenario(pytest.Item):
+    """A scenario file that does not load: one failing item with the loader's message."""
+
+    def __init__(self, *, error: EmuError, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo, style=None):
+        return str(excinfo.value)
+
+    def reportinfo(self):
+        return self.path, 0, f"invalid scenario {self.path.name}"
