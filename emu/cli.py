@@ -2,7 +2,8 @@
 
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 bad input (an
 unreadable or invalid scenario or object), 3 a run stopped with a fault the scenario
-did not expect.  Errors are one paragraph on stderr, never a traceback.
+did not expect, 4 an internal error (a bug).  Errors are one paragraph on stderr,
+never a traceback.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import argparse
 import json
 import sys
 
-from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, EmuError
+from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
         return error.exit_code
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        print("emu: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug in emu: still one paragraph, never a traceback
+        print(f"emu: internal error: {type(error).__name__}: {error}. This is a bug in emu; "
+              "please report it with the command and input that caused it.", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _run(args) -> int:

@@ -35,6 +35,7 @@ class Image:
     functions: dict[str, int]               # defined function name -> address
     data_symbols: dict[str, int]            # defined data object name -> address
     got_base: int
+    extras: dict = field(default_factory=dict)   # per-image facts other parts compute once (vector sites)
     _starts: list[int] = field(default_factory=list, repr=False)
     _names: list[str] = field(default_factory=list, repr=False)
 

@@ -80,6 +80,7 @@ class Machine:
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
         self._mapped: list[tuple[int, int]] = []
+        self._site_hooks: list[int] = []
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
         uc.hook_add(UC_HOOK_CODE, self._on_stub, begin=STUB_BASE + STUB_SLOT, end=STUB_BASE + STUB_SIZE - 1)
@@ -97,8 +98,24 @@ class Machine:
             self.uc.mem_write(segment.address, segment.data)
             self.uc.mem_protect(segment.address, size, segment.perms)
             self._mapped.append((segment.address, size))
+        self._hook_vector_sites(image)
         self.image = image
         self.host.reset()
+
+    def _hook_vector_sites(self, image: Image) -> None:
+        """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly)."""
+        for handle in self._site_hooks:
+            self.uc.hook_del(handle)
+        self._site_hooks = []
+        if self.extension is None:
+            return
+        sites = image.extras.get("vector_sites")
+        if sites is None:
+            sites = image.extras["vector_sites"] = [
+                address for segment in image.segments if segment.perms & 4
+                for address in self.extension.scan(segment.data, segment.address)]
+        for address in sites:
+            self._site_hooks.append(self.uc.hook_add(UC_HOOK_CODE, self.extension._on_site, begin=address, end=address))
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
@@ -113,6 +130,12 @@ class Machine:
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
+        unsupported = getattr(self.extension, "last_error", None)
+        if self._fault is None and unsupported is not None:
+            self.extension.last_error = None
+            self._fault = self._describe("unsupported_instruction", f"{unsupported}; emu cannot carry out this instruction. "
+                                         "Rebuild the export for a portable CPU: --host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'",
+                                         pc=unsupported.address)
         if self._fault is not None:
             return CallOutcome(None, self._fault)
         pc = self.arch.cpu.pc(self.uc)
@@ -163,11 +186,8 @@ class Machine:
             what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]
             verb = {"read": "read from", "write": "write to", "fetch": "execute"}[kind.split("_")[1]]
             return self._describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
-        unsupported = getattr(self.extension, "last_error", None)
-        if error.errno == UC_ERR_INSN_INVALID and unsupported is not None:
-            self.extension.last_error = None
-            return self._describe("unsupported_instruction", f"{unsupported}; emu cannot carry out this instruction. "
-                                  "Rebuild the export for a portable CPU: --host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'", pc=pc)
+        if error.errno == UC_ERR_INSN_INVALID and getattr(self.extension, "last_error", None) is not None:
+            return None   # described by call(), which reads the extension's last_error
         kind = _ERROR_KIND.get(error.errno, "cpu_exception")
         return self._describe(kind, f"the CPU stopped: {error}", pc=pc)
 

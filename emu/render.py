@@ -14,7 +14,21 @@ def param_kinds(symbol: str) -> dict[str, Any]:
     return {p.name: p.c for p in model.params()} if model else {}
 
 
+def show_launch_config(config: dict) -> str:
+    def dims(values) -> str:
+        return "(" + ",".join(str(v) for v in values) + ")"
+    attrs = []
+    for attribute in config.get("attrs", []):
+        fields = attribute["value"]
+        shown = dims(fields.values()) if len(fields) > 1 else next(iter(fields.values()), "")
+        attrs.append(f"{attribute['name'] or attribute['id']}={shown}")
+    return (f"{{grid={dims(config['gridDim'])} block={dims(config['blockDim'])} smem={config['dynamicSmemBytes']} "
+            f"stream={config['stream']:#x} attrs=[{', '.join(attrs)}]}}")
+
+
 def show_value(value: Any, c=None) -> str:
+    if isinstance(value, dict) and "gridDim" in value:
+        return show_launch_config(value)
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int) and c is not None:

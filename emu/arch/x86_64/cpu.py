@@ -26,6 +26,13 @@ class X86_64Cpu:
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}
 
+    def install_extensions(self, uc: Uc):
+        """Carry out the AVX/AVX-512 instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
+        from ..x86_avx import AvxUnit
+        unit = AvxUnit()
+        unit.install(uc)
+        return unit
+
     def disassemble(self, code: bytes, address: int) -> str:
         if self._disassembler is None:
             from capstone import CS_ARCH_X86, CS_MODE_64, Cs
