@@ -1,0 +1,1 @@
+"""AArch64: the relocation table, the AAPCS64 calling convention and the CPU setup."""
