@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_PICKLE_BYTES = 1 << 20
 MAX_OPS = 100_000
 MAX_STACK = 10_000
-MAX_PARAMETERS = 1_000
-RENDER_BUDGET = 512
+MAX_PARAMETERS = 512
+RENDER_BUDGET = 256
 RENDER_DEPTH = 16
 
 KIND_NAMES = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD")
@@ -335,7 +335,7 @@ def _run(raw: bytes) -> tuple[Any, int]:
     machine = _Machine()
     stream = io.BytesIO(raw)
     ops = pickletools.genops(stream)
-    for count in range(MAX_OPS):
+    for _ in range(MAX_OPS):
         machine.pos = stream.tell()
         try:
             opcode, arg, _ = next(ops)
@@ -416,14 +416,14 @@ def _state(call: _Call, key: str, pos: int) -> Any:
     return state[key]
 
 
-def _annotation(obj: Any, render: _Renderer) -> str | None:
+def _annotation(obj: Any) -> str | None:
     if _is_global(obj, "inspect", "_empty"):
         return None
-    return obj if isinstance(obj, str) else render(obj)
+    return obj if isinstance(obj, str) else _Renderer()(obj)
 
 
-def _default(obj: Any, render: _Renderer) -> str | None:
-    return None if _is_global(obj, "inspect", "_empty") else render(obj)
+def _default(obj: Any) -> str | None:
+    return None if _is_global(obj, "inspect", "_empty") else _Renderer()(obj)
 
 
 def _kind(obj: Any, pos: int) -> str:
@@ -434,7 +434,7 @@ def _kind(obj: Any, pos: int) -> str:
     raise _fail("parameter kind is not an inspect._ParameterKind of 0..4", pos)
 
 
-def _parameter(obj: Any, index: int, pos: int, render: _Renderer) -> ArgSpecParameter:
+def _parameter(obj: Any, index: int, pos: int) -> ArgSpecParameter:
     if not _is_call_of(obj, "inspect", "Parameter"):
         raise _fail(f"parameter {index} is not an inspect.Parameter", pos)
     if len(obj.args) != 2 or not isinstance(obj.args[0], str):
@@ -442,8 +442,8 @@ def _parameter(obj: Any, index: int, pos: int, render: _Renderer) -> ArgSpecPara
     return ArgSpecParameter(
         name=obj.args[0],
         kind=_kind(obj.args[1], obj.pos),
-        annotation=_annotation(_state(obj, "_annotation", obj.pos), render),
-        default=_default(_state(obj, "_default", obj.pos), render),
+        annotation=_annotation(_state(obj, "_annotation", obj.pos)),
+        default=_default(_state(obj, "_default", obj.pos)),
     )
 
 
@@ -455,12 +455,11 @@ def _signature(obj: Any, stop_pos: int) -> ArgSpec:
     params = obj.args[0]
     if len(params) > MAX_PARAMETERS:
         raise _fail(f"signature claims {len(params)} parameters, more than {MAX_PARAMETERS}", obj.pos)
-    render = _Renderer()
-    parameters = [_parameter(p, i, obj.pos, render) for i, p in enumerate(params)]
+    parameters = [_parameter(p, i, obj.pos) for i, p in enumerate(params)]
     names = [p.name for p in parameters]
     if len(set(names)) != len(names):
         raise _fail("signature repeats a parameter name", obj.pos)
-    returns = _annotation(_state(obj, "_return_annotation", obj.pos), render)
+    returns = _annotation(_state(obj, "_return_annotation", obj.pos))
     return ArgSpec(parameters=parameters, return_annotation=returns)
 
 

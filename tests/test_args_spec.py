@@ -277,3 +277,17 @@ def test_arbitrary_text_only_raises_arg_spec_error(text):
         decode_args_spec(text)
     except ArgSpecError:
         pass
+
+
+def test_absurd_parameter_count_is_rejected():
+    sig = inspect.Signature([inspect.Parameter(f"p{i}", 1) for i in range(600)])
+    with pytest.raises(ArgSpecError, match="claims 600 parameters, more than 512 at byte"):
+        decode_args_spec(encode(pickle.dumps(sig)))
+
+
+def test_duplicate_names_and_bad_kind_are_rejected():
+    blob = pickle.dumps(inspect.Signature([inspect.Parameter("a", 1), inspect.Parameter("b", 1)]))
+    with pytest.raises(ArgSpecError, match="repeats a parameter name"):
+        decode_args_spec(encode(blob.replace(b"\x8c\x01b", b"\x8c\x01a")))
+    with pytest.raises(ArgSpecError, match="kind is not an inspect._ParameterKind"):
+        decode_args_spec(encode(blob.replace(b"K\x01\x85", b"K\x09\x85")))
