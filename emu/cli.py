@@ -91,7 +91,7 @@ def _trace(args) -> int:
 
 
 def _schema(args) -> int:
-    from .schemas import schemas
+    from .schema_export import schemas
     chosen = schemas() if args.which == "all" else {args.which: schemas()[args.which]}
     print(json.dumps(chosen, indent=1, sort_keys=True))
     return EXIT_OK

@@ -1,0 +1,94 @@
+"""The x86-64 relocation table: formulas, field widths, range checks and precise errors."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from emu.arch.x86_64.relocations import TABLE
+from emu.errors import RelocationError
+from emu.objfile import Relocation, Section, Symbol, ObjectFile
+from emu.relocation import Inputs, apply_relocations
+
+REQUIRED = {1: "R_X86_64_64", 2: "R_X86_64_PC32", 4: "R_X86_64_PLT32", 9: "R_X86_64_GOTPCREL", 10: "R_X86_64_32",
+            11: "R_X86_64_32S", 24: "R_X86_64_PC64", 25: "R_X86_64_GOTOFF64", 26: "R_X86_64_GOTPC32", 27: "R_X86_64_GOT64",
+            29: "R_X86_64_GOTPC64", 41: "R_X86_64_GOTPCRELX", 42: "R_X86_64_REX_GOTPCRELX"}
+
+S, A, P, GOT, G = 0x0100_2000, 0x10, 0x0100_0100, 0x0100_8000, 0x18
+INPUTS = Inputs(S=S, A=A, P=P, GOT=GOT, G=G, Page=lambda x: x & ~0xFFF)
+
+EXPECTED = {  # psABI formulas evaluated by hand
+    1: S + A, 2: S + A - P, 4: S + A - P, 9: G + GOT + A - P, 10: S + A, 11: S + A, 24: S + A - P,
+    25: S + A - GOT, 26: GOT + A - P, 27: G + A, 29: GOT + A - P, 41: G + GOT + A - P, 42: G + GOT + A - P,
+}
+
+
+@pytest.mark.parametrize("number", sorted(REQUIRED))
+def test_required_types_have_psabi_names_and_formulas(number):
+    recipe = TABLE[number]
+    assert recipe.name == REQUIRED[number]
+    assert recipe.calc(INPUTS) == EXPECTED[number]
+    encoded = recipe.encode(bytes(recipe.size), recipe.calc(INPUTS))
+    assert len(encoded) == recipe.size
+    fmt = {8: "<q", 4: "<i" if number not in (10,) else "<I"}[recipe.size]
+    assert struct.unpack(fmt, encoded)[0] == EXPECTED[number]
+
+
+def _object(rel_type: int, offset: int = 0, addend: int = 0, symbol_index: int = 1, text_size: int = 16) -> ObjectFile:
+    sections = [Section(0, "", 0, 0, 0, 1, 0, 0, b""),
+                Section(1, ".text", 1, 0x6, text_size, 16, 0, 0, bytes(text_size))]
+    symbols = [Symbol(0, "", 0, 0, 0, 0, 0), Symbol(1, "far_away", 0, 0, 0, 1, 0)]
+    return ObjectFile("t.o", "x86_64", "0", sections, symbols, [Relocation(1, offset, rel_type, symbol_index, addend)])
+
+
+def _apply(obj: ObjectFile, symbol_value: int = 0x1_0000_0000):
+    image = bytearray(obj.sections[1].size)
+    apply_relocations(obj, image, {1: 0x1000000}, {1: 0}, lambda i: symbol_value, 0x1008000, lambda i: 0x1008000,
+                      TABLE, lambda x: x & ~0xFFF, 0x1000000)
+    return image
+
+
+def test_out_of_range_names_type_section_offset_and_symbol():
+    with pytest.raises(RelocationError) as error:
+        _apply(_object(2, offset=4))                 # PC32 to an address 4 GiB away
+    text = str(error.value)
+    assert "R_X86_64_PC32" in text and ".text+0x4" in text and "far_away" in text and "out of range" in text
+
+
+def test_unsigned_32_rejects_negative_and_large():
+    with pytest.raises(RelocationError, match="R_X86_64_32 .*out of range"):
+        _apply(_object(10))
+    _apply(_object(10), symbol_value=0xFFFF_FFF0)    # fits zero-extended
+
+
+def test_unknown_type_is_an_error_not_a_warning():
+    with pytest.raises(RelocationError) as error:
+        _apply(_object(3, offset=8))                  # R_X86_64_GOT32 is deliberately unimplemented
+    assert "unsupported relocation type 3" in str(error.value) and ".text+0x8" in str(error.value)
+
+
+def test_relocation_past_section_end_is_an_error():
+    with pytest.raises(RelocationError, match="past the end of the section"):
+        _apply(_object(1, offset=12))                 # an 8-byte field at 12 of a 16-byte section
+
+
+def test_real_object_got_base_and_got64_slots(tmp_path):
+    """`lea -7(%rip)` + GOTPC64 (addend 9) must yield the GOT base exactly, and GOT64 the slot offset."""
+    from emu.layout import build_image
+    from emu.objfile import load_object
+    from conftest import fixture
+    obj = load_object(fixture("x86_64", "carveout_25"))
+    image = build_image(obj)
+    text = next(s for s in obj.sections if s.name == ".ltext")
+    base = next(seg for seg in image.segments if seg.perms & 4).address
+    data = next(seg for seg in image.segments if seg.perms & 4).data
+    for rel in obj.relocations:
+        if rel.section != text.index:
+            continue
+        field = struct.unpack_from("<q", data, rel.offset)[0]
+        if rel.type == 29:      # GOTPC64 at P: GOT - P + 9 where the lea is at P - 2 - 7 + 7...
+            lea_address = base + rel.offset - 2 - 7 + 7 - 7   # lea -7(%rip) ends where it starts + 7
+            assert field == image.got_base - (base + rel.offset) + rel.addend
+        if rel.type == 27:      # GOT64: slot offset from GOT base; the slot holds the symbol's address
+            slot = image.got_base + field
+            assert image.got_base <= slot < image.got_base + 8 * 64
