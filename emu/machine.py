@@ -133,6 +133,11 @@ class Machine:
         unsupported = getattr(self.extension, "last_error", None)
         if self._fault is None and unsupported is not None:
             self.extension.last_error = None
+            if type(unsupported).__name__ == "UnsupportedInstruction" and not unsupported.mnemonic.startswith("v"):
+                # not a vector instruction the AVX unit lacks: an undefined opcode (ud2, garbage bytes), #UD on hardware
+                self._fault = self._describe("invalid_instruction", f"invalid instruction '{(unsupported.mnemonic + ' ' + unsupported.op_str).strip()}' (#UD on hardware)",
+                                             pc=unsupported.address)
+                return CallOutcome(None, self._fault)
             self._fault = self._describe("unsupported_instruction", f"{unsupported}; emu cannot carry out this instruction. "
                                          "Rebuild the export for a portable CPU: --host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'",
                                          pc=unsupported.address)
