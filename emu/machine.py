@@ -194,6 +194,13 @@ class Machine:
         if error.errno == UC_ERR_INSN_INVALID and getattr(self.extension, "last_error", None) is not None:
             return None   # described by call(), which reads the extension's last_error
         kind = _ERROR_KIND.get(error.errno, "cpu_exception")
+        if kind == "cpu_exception":   # AArch64 raises UC_ERR_EXCEPTION for udf and undefined encodings
+            try:
+                text = self.arch.cpu.disassemble(bytes(self.uc.mem_read(pc, 16)), pc)
+            except UcError:
+                text = ""
+            if text.startswith(("udf", "ud2", "(undecodable")):
+                return self._describe("invalid_instruction", f"invalid instruction '{text}' (undefined on hardware)", pc=pc)
         return self._describe(kind, f"the CPU stopped: {error}", pc=pc)
 
     def _describe(self, kind: str, message: str, pc: int, address: int | None = None) -> Fault:
