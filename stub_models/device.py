@@ -1,0 +1,67 @@
+"""Device management, profiler and device-property wrappers (`_cuda*`, CUDA runtime API).
+
+Every wrapper here is a plain `jmp` into the statically linked CUDA runtime, so its signature is
+the public prototype's.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from .base import CudaCall
+from .enums import DeviceAttribute
+from .fields import Enum, Int, Out, Struct
+
+
+class CudaGetDevice(CudaCall):
+    symbol: ClassVar[str] = "_cudaGetDevice"
+    prototype: ClassVar[str] = "cudaError_t cudaGetDevice(int *device)"
+    device: Out("i32") = Field(description="receives the current device ordinal")
+
+
+class CudaGetDeviceCount(CudaCall):
+    symbol: ClassVar[str] = "_cudaGetDeviceCount"
+    prototype: ClassVar[str] = "cudaError_t cudaGetDeviceCount(int *count)"
+    count: Out("i32") = Field(description="receives the number of CUDA devices")
+
+
+class CudaSetDevice(CudaCall):
+    symbol: ClassVar[str] = "_cudaSetDevice"
+    prototype: ClassVar[str] = "cudaError_t cudaSetDevice(int device)"
+    device: Int = Field(description="device ordinal to make current for this host thread")
+
+
+class CudaDeviceGetAttribute(CudaCall):
+    symbol: ClassVar[str] = "_cudaDeviceGetAttribute"
+    prototype: ClassVar[str] = "cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)"
+    value: Out("i32") = Field(description="receives the attribute value")
+    attr: Enum(DeviceAttribute) = Field(description="cudaDeviceAttr (same numbers as CUdevice_attribute)")
+    device: Int = Field(description="device ordinal")
+
+
+class CudaGetDeviceProperties(CudaCall):
+    """cudaGetDeviceProperties; the CUDA 12 header maps the name to cudaGetDeviceProperties_v2.
+
+    The callee fills the whole cudaDeviceProp struct (about 1 KiB) at `prop`.
+    """
+
+    symbol: ClassVar[str] = "_cudaGetDeviceProperties"
+    prototype: ClassVar[str] = "cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)"
+    prop: Struct("cudaDeviceProp") = Field(description="cudaDeviceProp the callee fills in")
+    device: Int = Field(description="device ordinal")
+
+
+class CudaDeviceSynchronize(CudaCall):
+    symbol: ClassVar[str] = "_cudaDeviceSynchronize"
+    prototype: ClassVar[str] = "cudaError_t cudaDeviceSynchronize(void)"
+
+
+class CudaProfilerStart(CudaCall):
+    symbol: ClassVar[str] = "_cudaProfilerStart"
+    prototype: ClassVar[str] = "cudaError_t cudaProfilerStart(void)"
+
+
+class CudaProfilerStop(CudaCall):
+    symbol: ClassVar[str] = "_cudaProfilerStop"
+    prototype: ClassVar[str] = "cudaError_t cudaProfilerStop(void)"

@@ -1,0 +1,164 @@
+"""CUDA driver API wrappers (`_cu*`).
+
+Unlike the `_cuda*` wrappers, these are not linked to a driver: on first use each resolves its
+driver function with cudaGetDriverEntryPointByVersion(name, &fn, version, 0, &status), caches the
+pointer, and then forwards its arguments unchanged.  The requested API version is 12080 for
+cuDeviceGet, cuKernelGetAttribute, cuLibraryGetKernel, cuLibraryGetModule, cuLibraryLoadData and
+cuLibraryLoadFromFile; 13000 for cuLibraryGetGlobal, cuLibraryGetKernelCount, cuLibraryGetManaged,
+cuLibraryGetUnifiedFunction and cuLibraryUnload (those print "CUDA driver entry-point lookup failed
+..." to stderr when it fails); 12000 for cuTensorMapEncodeTiled.  When the lookup fails a wrapper
+returns 999 (CUDA_ERROR_UNKNOWN) without calling anything.  They return CUresult (enums.CUresult).
+"""
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from .base import CudaCall
+from .enums import FuncAttribute, TensorMapDataType, TensorMapFloatOOBFill, TensorMapInterleave, TensorMapL2Promotion, TensorMapSwizzle
+from .fields import CString, Enum, Handle, Int, Out, Ptr, Struct, UInt
+
+_LOAD_OPTIONS = ("CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, "
+                 "CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions")
+
+
+class DriverCall(CudaCall):
+    """Base of the `_cu*` models (api = "driver")."""
+
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
+
+
+class CuDeviceGet(DriverCall):
+    symbol: ClassVar[str] = "_cuDeviceGet"
+    prototype: ClassVar[str] = "CUresult cuDeviceGet(CUdevice *device, int ordinal)"
+    device: Out("i32") = Field(description="receives the CUdevice for the ordinal")
+    ordinal: Int = Field(description="device ordinal")
+
+
+class CuKernelGetAttribute(DriverCall):
+    """The wrapper's last argument is a device ordinal, not a CUdevice.
+
+    `_cuKernelGetAttribute` first calls `_cuDeviceGet(&dev, device)` and passes the resulting
+    CUdevice on; if that fails it returns 999 (CUDA_ERROR_UNKNOWN), not cuDeviceGet's error.  Same
+    register count as the public prototype (both types are int).
+    """
+
+    symbol: ClassVar[str] = "_cuKernelGetAttribute"
+    prototype: ClassVar[str] = "CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)"
+    pi: Out("i32") = Field(description="receives the attribute value")
+    attrib: Enum(FuncAttribute) = Field(description="CUfunction_attribute")
+    kernel: Handle = Field(description="kernel handle")
+    dev: Int = Field(description="device ordinal (the wrapper converts it with cuDeviceGet)")
+
+
+class CuLibraryLoadData(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryLoadData"
+    prototype: ClassVar[str] = f"CUresult cuLibraryLoadData(CUlibrary *library, const void *code, {_LOAD_OPTIONS})"
+    library: Out("handle") = Field(description="receives the library handle")
+    code: Ptr = Field(description="the fatbin / cubin / PTX image")
+    jitOptions: Ptr = Field(description="array of CUjit_option")
+    jitOptionsValues: Ptr = Field(description="array of JIT option values")
+    numJitOptions: UInt = Field(description="number of JIT options")
+    libraryOptions: Ptr = Field(description="array of CUlibraryOption")
+    libraryOptionValues: Ptr = Field(description="array of library option values")
+    numLibraryOptions: UInt = Field(description="number of library options")
+
+
+class CuLibraryLoadFromFile(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryLoadFromFile"
+    prototype: ClassVar[str] = f"CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, {_LOAD_OPTIONS})"
+    library: Out("handle") = Field(description="receives the library handle")
+    fileName: CString = Field(description="path of the cubin / fatbin / PTX file")
+    jitOptions: Ptr = Field(description="array of CUjit_option")
+    jitOptionsValues: Ptr = Field(description="array of JIT option values")
+    numJitOptions: UInt = Field(description="number of JIT options")
+    libraryOptions: Ptr = Field(description="array of CUlibraryOption")
+    libraryOptionValues: Ptr = Field(description="array of library option values")
+    numLibraryOptions: UInt = Field(description="number of library options")
+
+
+class CuLibraryUnload(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryUnload"
+    prototype: ClassVar[str] = "CUresult cuLibraryUnload(CUlibrary library)"
+    library: Handle = Field(description="library handle to unload")
+
+
+class CuLibraryGetKernel(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryGetKernel"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)"
+    pKernel: Out("handle") = Field(description="receives the kernel handle")
+    library: Handle = Field(description="library handle")
+    name: CString = Field(description="kernel (entry function) name")
+
+
+class CuLibraryGetKernelCount(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryGetKernelCount"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)"
+    count: Out("u32") = Field(description="receives the number of kernels in the library")
+    lib: Handle = Field(description="library handle")
+
+
+class CuLibraryGetModule(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryGetModule"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)"
+    pMod: Out("handle") = Field(description="receives the library's module in the current context")
+    library: Handle = Field(description="library handle")
+
+
+class CuLibraryGetGlobal(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryGetGlobal"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)"
+    dptr: Out("handle") = Field(description="receives the global's device pointer (may be NULL)")
+    bytes: Out("size") = Field(description="receives the global's size in bytes (may be NULL)")
+    library: Handle = Field(description="library handle")
+    name: CString = Field(description="name of the __device__ global")
+
+
+class CuLibraryGetManaged(DriverCall):
+    symbol: ClassVar[str] = "_cuLibraryGetManaged"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)"
+    dptr: Out("handle") = Field(description="receives the managed variable's pointer (may be NULL)")
+    bytes: Out("size") = Field(description="receives its size in bytes (may be NULL)")
+    library: Handle = Field(description="library handle")
+    name: CString = Field(description="name of the __managed__ variable")
+
+
+class CuLibraryGetUnifiedFunction(DriverCall):
+    """The prototype's third parameter is `symbol`; the field is `symbol_` (CudaCall.symbol is taken)."""
+
+    symbol: ClassVar[str] = "_cuLibraryGetUnifiedFunction"
+    prototype: ClassVar[str] = "CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)"
+    fptr: Out("handle") = Field(description="receives the unified function pointer")
+    library: Handle = Field(description="library handle")
+    symbol_: CString = Field(description="name of the unified function (prototype name `symbol`)")
+
+
+class CuTensorMapEncodeTiled(DriverCall):
+    """cuTensorMapEncodeTiled, with a post-fix the wrapper applies to the descriptor.
+
+    Same 12 arguments as the driver function (the last six on the x86-64 stack).  After the driver
+    returns CUDA_SUCCESS the wrapper asks for the driver version; if it is <= 13010 and the tensor's
+    byte extent (ceil(bits(tensorDataType) * globalDim[0] / 8) + sum over i >= 1 of
+    (globalDim[i] - 1) * globalStrides[i - 1]) is below 128 KiB, it clears bit 21 of the 64-bit
+    word at tensorMap + 8.  The stub receives the call before any of this happens.
+    """
+
+    symbol: ClassVar[str] = "_cuTensorMapEncodeTiled"
+    prototype: ClassVar[str] = ("CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, "
+                                "cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, "
+                                "const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, "
+                                "CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, "
+                                "CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)")
+    tensorMap: Struct("CUtensorMap") = Field(description="the 128-byte, 64-byte aligned descriptor the callee writes")
+    tensorDataType: Enum(TensorMapDataType) = Field(description="CUtensorMapDataType")
+    tensorRank: UInt = Field(description="number of dimensions (1-5)")
+    globalAddress: Ptr = Field(description="start of the tensor in global memory")
+    globalDim: Ptr = Field(description="cuuint64_t[tensorRank], elements per dimension")
+    globalStrides: Ptr = Field(description="cuuint64_t[tensorRank - 1], byte strides of dimensions 1..rank-1")
+    boxDim: Ptr = Field(description="cuuint32_t[tensorRank], box (tile) size per dimension")
+    elementStrides: Ptr = Field(description="cuuint32_t[tensorRank], traversal strides")
+    interleave: Enum(TensorMapInterleave) = Field(description="CUtensorMapInterleave")
+    swizzle: Enum(TensorMapSwizzle) = Field(description="CUtensorMapSwizzle")
+    l2Promotion: Enum(TensorMapL2Promotion) = Field(description="CUtensorMapL2promotion")
+    oobFill: Enum(TensorMapFloatOOBFill) = Field(description="CUtensorMapFloatOOBfill")

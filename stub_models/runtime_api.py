@@ -1,0 +1,14 @@
+"""Former home of the runtime models; they now live in device/library/launch/stream/memory.py.
+
+Kept so older imports keep working: re-exports the models and field types that lived here.
+"""
+from __future__ import annotations
+
+from .device import CudaDeviceGetAttribute, CudaGetDevice, CudaGetDeviceCount
+from .fields import CString, Handle, Int, Out, Ptr, UInt
+from .launch import CudaLaunchKernelEx
+from .library import CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetKernel, CudaLibraryLoadData
+
+__all__ = ["CString", "CudaDeviceGetAttribute", "CudaFuncSetAttribute", "CudaGetDevice", "CudaGetDeviceCount",
+           "CudaKernelSetAttributeForDevice", "CudaLaunchKernelEx", "CudaLibraryGetKernel", "CudaLibraryLoadData",
+           "Handle", "Int", "Out", "Ptr", "UInt"]
