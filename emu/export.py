@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .errors import ObjectFormatError
 from .objfile import STT_FUNC, ObjectFile
 
-KERNEL_SLOT = "kernels_kernel_"
+KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def describe_export(obj: ObjectFile) -> Export:
         raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
     prefix = prefixes[0]
     info, error = _kernel_info(obj, prefix)
-    slots = [s.name[len(KERNEL_SLOT):] for s in obj.symbols if s.name.startswith(KERNEL_SLOT)]
+    slots = [s.name[len("kernels_"):] for s in obj.symbols if s.name.startswith(KERNEL_SLOT)]
     kernels = list(dict.fromkeys(list(info) + slots))
     launch = sorted(name for name in functions if name.startswith(f"_mlir_{prefix}__mlir_ciface_"))
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,

@@ -46,7 +46,9 @@ class Image:
 
     def locate(self, address: int) -> str:
         """`function+0xoff` for a code address, or the stub's symbol, or a raw address."""
-        from .memory_map import STUB_BASE, STUB_SLOT
+        from .memory_map import RETURN_SENTINEL, STUB_BASE, STUB_SLOT
+        if address == RETURN_SENTINEL:
+            return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
         slot = (address - STUB_BASE) // STUB_SLOT
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"

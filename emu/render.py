@@ -15,19 +15,30 @@ def param_kinds(symbol: str) -> dict[str, Any]:
 
 
 def show_launch_config(config: dict) -> str:
+    """`{grid=(2,1,1) block=(128,1,1) smem=512 stream=0x5000 attrs=[...]}`; partial configs (patterns) too."""
     def dims(values) -> str:
         return "(" + ",".join(str(v) for v in values) + ")"
-    attrs = []
-    for attribute in config.get("attrs", []):
-        fields = attribute["value"]
-        shown = dims(fields.values()) if len(fields) > 1 else next(iter(fields.values()), "")
-        attrs.append(f"{attribute['name'] or attribute['id']}={shown}")
-    return (f"{{grid={dims(config['gridDim'])} block={dims(config['blockDim'])} smem={config['dynamicSmemBytes']} "
-            f"stream={config['stream']:#x} attrs=[{', '.join(attrs)}]}}")
+    parts = []
+    for key, label in (("gridDim", "grid"), ("blockDim", "block")):
+        if key in config:
+            parts.append(f"{label}={dims(config[key])}")
+    if "dynamicSmemBytes" in config:
+        parts.append(f"smem={config['dynamicSmemBytes']}")
+    if "stream" in config:
+        parts.append(f"stream={config['stream']:#x}")
+    if "attrs" in config:
+        attrs = []
+        for attribute in config["attrs"]:
+            fields = attribute.get("value", {})
+            shown = dims(fields.values()) if len(fields) > 1 else next(iter(fields.values()), "")
+            attrs.append(f"{attribute.get('name') or attribute.get('id')}={shown}")
+        parts.append(f"attrs=[{', '.join(attrs)}]")
+    parts.extend(f"{k}={v}" for k, v in config.items() if k not in ("gridDim", "blockDim", "dynamicSmemBytes", "stream", "attrs"))
+    return "{" + " ".join(parts) + "}"
 
 
 def show_value(value: Any, c=None) -> str:
-    if isinstance(value, dict) and "gridDim" in value:
+    if isinstance(value, dict) and c is not None and c.struct == "cudaLaunchConfig_t":
         return show_launch_config(value)
     if isinstance(value, bool) or value is None:
         return str(value)
