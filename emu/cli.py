@@ -25,6 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
+    inspect.add_argument("object", metavar="OBJECT")
+    inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
+    check = commands.add_parser("check", help="check that the loaders apply every attribute kernel_info asks for")
+    check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
+    check.add_argument("--json", action="store_true", help="print the full machine-readable result")
+    check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios and traces")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "all"), default="all")
     try:
@@ -36,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "trace":
             return _trace(args)
+        if args.command == "inspect":
+            return _inspect(args)
+        if args.command == "check":
+            return _check(args)
         return _schema(args)
     except EmuError as error:
         print(f"emu: error: {error.render()}", file=sys.stderr)
@@ -88,6 +99,24 @@ def _trace(args) -> int:
         for run in runs:
             print("\n".join(show_run(run)))
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
+
+
+def _inspect(args) -> int:
+    from .inspect import inspect_object, show_inspect
+    result = inspect_object(args.object)
+    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
+    return EXIT_OK
+
+
+def _check(args) -> int:
+    from .check import check_objects, find_objects, show_check, stderr_progress
+    objects, directories = find_objects(args.paths)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None)
+    for obj in result.objects:
+        if obj.error:
+            print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)
+    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_check(result, directories)))
+    return result.exit_code
 
 
 def _schema(args) -> int:
