@@ -1,0 +1,359 @@
+"""Native ground truth for emu: link an export with recording C stubs, run it, compare with emu.
+
+For one fixture this module
+- picks the RuntimeConfig both sides use (`runtime_config`) and the entry sequence (`entry_specs`),
+- writes a C harness (`harness_source`): a config block, `stubs.c` (the recording stubs, answering like
+  emu's runtime model), the fixture's own export header (its `Kernel_Module_Load` and launch wrapper
+  run for real) and a `main` that calls the entries in the same order emu runs them,
+- links it with the object (`build`, natively or with a cross compiler) and runs it (`run_native`),
+- turns emu's ObjectRun into the same event list (`emu_events`) and finds the first difference
+  (`first_difference`).
+
+Events are entry returns and calls, in order.  Call arguments are compared by their stub-model
+marker: `out` parameters are left out (their values are compared as outputs), `ptr` parameters are
+compared as null / non-null (they point into the caller's stack or the object's data, which differ
+natively), everything else (integers, handles, C strings, decoded structs) exactly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from emu.launch import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
+from stub_models import CATALOGUE
+
+HERE = Path(__file__).resolve().parent
+PROFILE = HERE.parent.parent / "emu" / "cuda" / "profiles" / "h200.json"
+NUM_FUNC_ATTRIBUTES = 18          # CUfunction_attribute 0-17
+DEVICE_COUNT = 2
+LIBRARY_HANDLE = 0x11B0000
+FIRST_KERNEL_HANDLE = 0x4B000
+OPTIN_SMEM = 232448               # H200 cudaDevAttrMaxSharedMemoryPerBlockOptin (97)
+STATIC_SMEM_STEP = 1024           # kernel i has static shared memory 1024 * (i + 1)
+
+
+# -- the configuration both sides share ---------------------------------------------------------
+def static_smem(index: int) -> int:
+    return STATIC_SMEM_STEP * (index + 1)
+
+
+def runtime_config(kernel_names: list[str]):
+    from emu.cuda.config import RuntimeConfig
+    return RuntimeConfig(device_count=DEVICE_COUNT, current_device=0, library_handle=LIBRARY_HANDLE,
+                         first_kernel_handle=FIRST_KERNEL_HANDLE, device_attributes={97: OPTIN_SMEM},
+                         kernel_attributes={name: {1: static_smem(i)} for i, name in enumerate(kernel_names)})
+
+
+def entry_specs(has_mlir_cuda_load: bool) -> list:
+    """Loaders before cuda_init (on the configured library), an absent device, then every form."""
+    from emu.entries import EntrySpec as E
+    plain_loads = [E(name="cuda_load")] + [E(name="cuda_load_to_device", device=d) for d in (0, 1)]
+    return [*plain_loads, E(name="cuda_load_to_device", device=DEVICE_COUNT),
+            E(name="cuda_init"), *plain_loads,
+            E(name="mlir_cuda_init"), *([E(name="mlir_cuda_load")] if has_mlir_cuda_load else []),
+            *[E(name="mlir_cuda_load_to_device", device=d) for d in (0, 1, DEVICE_COUNT)],
+            E(name="module_load"), E(name="launch")]
+
+
+def kernel_defaults(static_shared: int) -> list[int]:
+    """Every CUfunction_attribute of a fresh kernel on the H200, as measured (facts/h200-probe.jsonl)."""
+    profile = json.loads(PROFILE.read_text())
+    values = [0] * NUM_FUNC_ATTRIBUTES
+    for table in ("kernel_read_only", "kernel_settable_defaults"):
+        for attr, value in profile[table].items():
+            values[int(attr)] = value
+    values[1] = static_shared
+    values[8] = max(0, 48 * 1024 - static_shared)     # CUDA's default dynamic shared memory limit
+    return values
+
+
+def device_attributes() -> dict[int, int]:
+    profile = json.loads(PROFILE.read_text())
+    return {**{int(k): v for k, v in profile["device_attributes"].items()}, 97: OPTIN_SMEM}
+
+
+# -- the object's defined functions (for caller names), read straight from its ELF symbol table -----
+def defined_functions(obj: Path) -> list[tuple[str, int]]:
+    """(name, size) of every global function the object defines."""
+    data = obj.read_bytes()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = []
+    for _, sh_type, _, _, offset, size, link, _, _, entsize in sections:
+        if sh_type != 2:                                  # SHT_SYMTAB
+            continue
+        strtab = sections[link]
+        for pos in range(offset + entsize, offset + size, entsize):
+            st_name, st_info, _, st_shndx, _, st_size = struct.unpack_from("<IBBHQQ", data, pos)
+            if st_info & 0xF == 2 and st_info >> 4 == 1 and st_shndx != 0:   # STT_FUNC, STB_GLOBAL, defined
+                start = strtab[4] + st_name
+                names.append((data[start:data.index(b"\0", start)].decode(), st_size))
+    return names
+
+
+# -- the harness ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fixture:
+    obj: Path
+    header: Path
+    prefix: str
+    kernel_names: tuple[str, ...]
+    arch: str                         # "x86_64" or "aarch64"
+
+    @property
+    def functions(self) -> list[tuple[str, int]]:
+        return defined_functions(self.obj)
+
+    @property
+    def has_mlir_cuda_load(self) -> bool:
+        return f"_mlir_{self.prefix}_cuda_load" in dict(self.functions)
+
+
+_WRAPPER = re.compile(r"static inline int32_t (cute_dsl_\w+_wrapper)\(([^)]*)\)\s*\{(.*?)\n\}", re.S)
+_TYPEDEF = re.compile(r"typedef struct \{([^}]*)\}\s*(\w+);", re.S)
+_LAUNCH = re.compile(r"void (_mlir_\w+__mlir_ciface_\w+)\(void \*\*args, int32_t num_args\);")
+
+
+def _launch_call(header_text: str) -> tuple[str, list[str]]:
+    """C statements that build the wrapper's arguments the way emu's launch.py does, and the call."""
+    match = _WRAPPER.search(header_text)
+    if match is None:
+        raise ValueError("no cute_dsl_<prefix>_wrapper in the header")
+    structs = {name: body for body, name in _TYPEDEF.findall(header_text)}
+    lines, call_args = [], ["&module"]
+    for index, param in enumerate(p.strip() for p in match.group(2).split(",")[1:]):
+        ctype, name = re.match(r"(.*?)\s*(\**\w+)$", param).groups()
+        pointer, name = name.startswith("*"), name.lstrip("*")
+        if pointer and ctype in structs:
+            lines.append(f"{ctype} {name}; memset(&{name}, 0, sizeof {name});")
+            for field in filter(None, (f.strip() for f in structs[ctype].split(";"))):
+                ftype, fname = field.rsplit(None, 1)
+                if "*" in ftype or fname.startswith("*"):
+                    value = TENSOR_DATA_BASE + index * TENSOR_DATA_STRIDE
+                    lines.append(f"{name}.{fname.lstrip('*')} = (void *)(uintptr_t){value:#x};")
+                else:
+                    array = re.match(r"(\w+)\[(\d+)\]", fname)
+                    base, count = (array.group(1), int(array.group(2))) if array else (fname, 0)
+                    value = 1 if "stride" in base else 128
+                    if array:
+                        lines.append(f"for (int i = 0; i < {count}; i++) {name}.{base}[i] = {value};")
+                    else:
+                        lines.append(f"{name}.{base} = {value};")
+            call_args.append(f"&{name}")
+        elif "Stream" in ctype or "stream" in ctype:
+            call_args.append(f"(cudaStream_t)(uintptr_t){STREAM_HANDLE:#x}")
+        else:
+            call_args.append("0")
+    lines.append(f"{match.group(1)}({', '.join(call_args)});")
+    return launch_symbol(header_text), lines
+
+
+def launch_symbol(header_text: str) -> str:
+    match = _LAUNCH.search(header_text)
+    if match is None:
+        raise ValueError("no launch wrapper declaration in the header")
+    return match.group(1)
+
+
+def wrapped_symbols(fixture: Fixture) -> list[str]:
+    """Object functions the header calls: linked with --wrap so entries are recorded around them."""
+    p = fixture.prefix
+    return [f"_mlir_{p}_cuda_init", f"_mlir_{p}_cuda_load_to_device", launch_symbol(fixture.header.read_text())]
+
+
+def harness_source(fixture: Fixture) -> str:
+    p, header_text = fixture.prefix, fixture.header.read_text()
+    names = list(fixture.kernel_names)
+    wrapped = set(wrapped_symbols(fixture))
+    out = ["#include <stdint.h>", "#include <string.h>", '#include "cuda_runtime.h"',
+           f"#define DEVICE_COUNT {DEVICE_COUNT}", "#define CURRENT_DEVICE 0",
+           f"#define NUM_KERNELS {len(names)}", f"#define NUM_FUNC_ATTRIBUTES {NUM_FUNC_ATTRIBUTES}",
+           "static const char *const kernel_names[] = {" + ", ".join(json.dumps(n) for n in names) + "};",
+           "static const int64_t kernel_defaults[][NUM_FUNC_ATTRIBUTES] = {"
+           + ", ".join("{" + ", ".join(map(str, kernel_defaults(static_smem(i)))) + "}" for i in range(len(names))) + "};",
+           "static const int device_attributes[][2] = {"
+           + ", ".join(f"{{{a}, {v}}}" for a, v in sorted(device_attributes().items())) + "};"]
+    functions = fixture.functions
+    for i, (name, _) in enumerate(functions):   # asm labels: the C names in the header may clash; wrapped ones via __real_
+        out.append(f'extern char object_function_{i}[] __asm__("{"__real_" + name if name in wrapped else name}");')
+    out.append("static const struct { const char *name; const char *address; unsigned long size; } object_functions[] = {"
+               + ", ".join(f'{{"{n}", object_function_{i}, {size}}}' for i, (n, size) in enumerate(functions)) + "};")
+    out += ['#include "stubs.c"',
+            "#define CUTE_DSL_CUDA_ERROR_CHECK(err) { cudaError_t status_ = (err); (void)status_; }",
+            f'#include "{fixture.header.name}"',
+            f"static {p}_Kernel_Module_t module;"]
+    launch, launch_lines = _launch_call(header_text)
+    for symbol, entry, device_arg in ((f"_mlir_{p}_cuda_init", "mlir_cuda_init", None),
+                                      (f"_mlir_{p}_cuda_load_to_device", "mlir_cuda_load_to_device", 1)):
+        ret_index = 2 if device_arg else 1
+        args = ('char args_[32]; snprintf(args_, sizeof args_, "{\\"device\\": %d}", *(int32_t *)packed[1]);'
+                if device_arg else 'const char *args_ = "{}";')
+        out += [f"void __real_{symbol}(void **packed);",
+                f"void __wrap_{symbol}(void **packed) {{",
+                f'    const char *saved = enter("{entry}"); {args}',
+                f"    *(int32_t *)packed[{ret_index}] = -1; __real_{symbol}(packed);",
+                f"    leave(saved, args_, *(int32_t *)packed[{ret_index}]);", "}"]
+    out += [f"void __real_{launch}(void **args, int32_t num_args);",
+            f"void __wrap_{launch}(void **args, int32_t num_args) {{",
+            '    const char *saved = enter("launch"); char args_[32];',
+            '    snprintf(args_, sizeof args_, "{\\"num_args\\": %d}", num_args);',
+            f"    *(int32_t *)args[num_args - 1] = -1; __real_{launch}(args, num_args);",
+            "    leave(saved, args_, *(int32_t *)args[num_args - 1]);", "}",
+            f"int {p}_cuda_init(void **); int {p}_cuda_load(void **); int {p}_cuda_load_to_device(void **, int);",
+            f"void _mlir_{p}_cuda_load(void **);",
+            "int main(void) {",
+            f"    module.module = (cudaLibrary_t)(uintptr_t){LIBRARY_HANDLE:#x};",
+            "    register_library(LIBRARY_HANDLE_, FIRST_KERNEL_HANDLE_);",
+            "    cudaLibrary_t *library_ptr = &module.module;",
+            "    int32_t ret, device_id; char args_[32]; const char *saved;",
+            "    setvbuf(stdout, NULL, _IOFBF, 1 << 16);"]
+    for spec in entry_specs(fixture.has_mlir_cuda_load):
+        name, device = spec.name, spec.device or 0
+        if name in ("cuda_init", "cuda_load"):
+            out.append(f'    saved = enter("{name}"); ret = {p}_{name}((void **)&module.module); leave(saved, "{{}}", ret);')
+        elif name == "cuda_load_to_device":
+            out.append(f'    saved = enter("{name}"); ret = {p}_cuda_load_to_device((void **)&module.module, {device});'
+                       f' leave(saved, "{{\\"device\\": {device}}}", ret);')
+        elif name == "mlir_cuda_init":
+            out.append(f"    {{ void *packed[2] = {{&library_ptr, &ret}}; _mlir_{p}_cuda_init(packed); }}")
+        elif name == "mlir_cuda_load":
+            out.append(f'    {{ void *packed[2] = {{&library_ptr, &ret}}; saved = enter("mlir_cuda_load"); ret = -1;'
+                       f' _mlir_{p}_cuda_load(packed); leave(saved, "{{}}", ret); }}')
+        elif name == "mlir_cuda_load_to_device":
+            out.append(f"    {{ device_id = {device}; void *packed[3] = {{&library_ptr, &device_id, &ret}};"
+                       f" _mlir_{p}_cuda_load_to_device(packed); }}")
+        elif name == "module_load":
+            out.append(f'    saved = enter("module_load"); {p}_Kernel_Module_Load(&module); current_entry = saved;')
+        else:
+            out.append("    {")
+            out += ["        " + line for line in launch_lines]
+            out.append("    }")
+    out += ["    (void)args_; return 0;", "}"]
+    defines = [f"#define LIBRARY_HANDLE_ {LIBRARY_HANDLE:#x}", f"#define FIRST_KERNEL_HANDLE_ {FIRST_KERNEL_HANDLE:#x}"]
+    return "\n".join(defines + out) + "\n"
+
+
+# -- toolchains -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Toolchain:
+    arch: str
+    compiler: str
+    flags: tuple[str, ...]
+    runner: tuple[str, ...]            # prefix for running the binary (qemu-aarch64), or ()
+
+
+def toolchain(arch: str) -> Toolchain | None:
+    """A compiler (and emulator) that can link and run objects of `arch` on this machine, or None."""
+    machine = os.uname().machine
+    if arch == "x86_64" and machine == "x86_64" and shutil.which("cc"):
+        return Toolchain("x86_64", "cc", (), ())
+    if arch == "aarch64":
+        if machine == "aarch64" and shutil.which("cc"):
+            return Toolchain("aarch64", "cc", (), ())
+        if shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64"):
+            return Toolchain("aarch64", "aarch64-linux-gnu-gcc", ("-static",), ("qemu-aarch64",))
+    return None
+
+
+def build(fixture: Fixture, tools: Toolchain, work: Path) -> Path:
+    """Write the harness for `fixture`, link it with the object and return the executable."""
+    work.mkdir(parents=True, exist_ok=True)
+    source, exe = work / "harness.c", work / "harness"
+    source.write_text(harness_source(fixture))
+    wraps = [f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(fixture)]
+    command = [tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "include"), "-I", str(HERE),
+               "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(fixture.obj), *wraps]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"linking the harness for {fixture.obj} failed:\n{' '.join(command)}\n{result.stderr}")
+    return exe
+
+
+def run_native(exe: Path, tools: Toolchain) -> list[dict]:
+    result = subprocess.run([*tools.runner, str(exe)], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise RuntimeError(f"{exe} exited with {result.returncode}:\n{result.stderr}\n{result.stdout[-2000:]}")
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+# -- emu's side, in the same shape ------------------------------------------------------------------
+def run_emu(fixture: Fixture):
+    from emu.run import run_object
+    return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names)),
+                      entries=entry_specs(fixture.has_mlir_cuda_load))
+
+
+def _comparable_args(symbol: str, args: dict) -> dict:
+    model = CATALOGUE.get(symbol)
+    if model is None:
+        return dict(args)
+    out = {}
+    for param in model.params():
+        if param.name not in args or param.c.kind == "out":
+            continue
+        value = args[param.name]
+        if param.c.kind == "ptr":
+            value = bool(value)
+        elif param.c.kind == "struct" and isinstance(value, dict):
+            value = _without_names(value)
+        out[param.name] = value
+    return out
+
+
+def _without_names(value):
+    """Decoded structs: emu adds each launch attribute's enum name, derived from its id."""
+    if isinstance(value, dict):
+        return {k: _without_names(v) for k, v in value.items() if k != "name"}
+    if isinstance(value, list):
+        return [_without_names(v) for v in value]
+    return value
+
+
+def comparable_call(record: dict) -> dict:
+    return {"kind": "call", "entry": record["entry"], "symbol": record["symbol"], "caller": record["caller"],
+            "args": _comparable_args(record["symbol"], record["args"]), "outputs": dict(record["outputs"]),
+            "ret": record["ret"]}
+
+
+def emu_events(run) -> list[dict]:
+    """emu's entries and calls as one ordered list: each entry's return follows its calls."""
+    events, entries = [], list(run.entries)
+    for index, call in enumerate(run.calls):
+        while entries and entries[0].end_call <= index:
+            events.append(_entry_event(entries.pop(0)))
+        events.append(comparable_call(call.model_dump()))
+    events += [_entry_event(entry) for entry in entries]
+    return events
+
+
+def _entry_event(entry) -> dict:
+    event = {"kind": "entry", "entry": entry.entry, "args": dict(entry.args), "returned": entry.returned}
+    if entry.fault is not None:
+        event["fault"] = f"{entry.fault.kind}: {entry.fault.message}"
+    return event
+
+
+def native_events(lines: list[dict]) -> list[dict]:
+    return [comparable_call(line) if line["kind"] == "call" else line for line in lines]
+
+
+def first_difference(emu: list[dict], native: list[dict]) -> str | None:
+    """None when the two event lists agree; otherwise a message naming the first differing event."""
+    for index, (mine, truth) in enumerate(zip(emu, native)):
+        if mine != truth:
+            return (f"event {index} differs (events are entry returns and calls, in order)\n"
+                    f"  emu:    {json.dumps(mine)}\n  native: {json.dumps(truth)}\n"
+                    f"  before: {json.dumps(emu[index - 1]) if index else '(start)'}")
+    if len(emu) != len(native):
+        shorter, name = (emu, "emu") if len(emu) < len(native) else (native, "native")
+        extra = (native if shorter is emu else emu)[len(shorter)]
+        return (f"{name} stops after {len(shorter)} events; the other side goes on with "
+                f"{json.dumps(extra)} ({len(emu)} emu events, {len(native)} native)")
+    return None

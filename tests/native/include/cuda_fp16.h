@@ -1,0 +1,2 @@
+/* Empty: export headers include it but the harness uses no half types. */
+#pragma once
