@@ -1,7 +1,7 @@
 """AArch64 assembled from its three parts."""
 from ..base import Architecture
-from .calling_convention import Aapcs64
+from .calling_convention import AAPCS64
 from .cpu import Aarch64Cpu
 from .relocations import TABLE
 
-AARCH64 = Architecture(name="aarch64", relocations=TABLE, convention=Aapcs64(), cpu=Aarch64Cpu())
+AARCH64 = Architecture(name="aarch64", relocations=TABLE, convention=AAPCS64, cpu=Aarch64Cpu())

@@ -1,7 +1,7 @@
 """x86-64 assembled from its three parts."""
 from ..base import Architecture
-from .calling_convention import SystemVAmd64
+from .calling_convention import SYSTEM_V_AMD64
 from .cpu import X86_64Cpu
 from .relocations import TABLE
 
-X86_64 = Architecture(name="x86_64", relocations=TABLE, convention=SystemVAmd64(), cpu=X86_64Cpu())
+X86_64 = Architecture(name="x86_64", relocations=TABLE, convention=SYSTEM_V_AMD64, cpu=X86_64Cpu())

@@ -1,0 +1,63 @@
+"""Integer calling conventions as data: which registers, where the stack arguments start.
+
+Both conventions emu needs pass integer and pointer arguments in registers, then in
+8-byte stack slots, and return in one register; they differ only in register names and
+in where the return address lives (pushed on the stack, or in a link register).  An
+architecture declares those facts; this class does the reading and writing.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from unicorn import Uc
+
+from ..fast_uc import mem_read, mem_write, reg_read64, reg_write64
+
+MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+@dataclass(frozen=True)
+class RegisterConvention:
+    arg_regs: tuple[int, ...]
+    return_reg: int
+    stack_pointer: int
+    program_counter: int
+    link_register: int | None      # None: the call pushed the return address at [sp]
+
+    def read_args(self, uc: Uc, count: int) -> list[int]:
+        regs = self.arg_regs
+        args = [reg_read64(uc, reg) for reg in regs[:count]]
+        if count > len(regs):
+            sp = reg_read64(uc, self.stack_pointer)
+            first = sp if self.link_register is not None else sp + 8
+            extra = count - len(regs)
+            args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, first, 8 * extra)))
+        return args
+
+    def return_address(self, uc: Uc) -> int:
+        if self.link_register is not None:
+            return reg_read64(uc, self.link_register)
+        return struct.unpack("<Q", mem_read(uc, reg_read64(uc, self.stack_pointer), 8))[0]
+
+    def set_return(self, uc: Uc, value: int) -> None:
+        reg_write64(uc, self.return_reg, value & MASK64)
+
+    def return_value(self, uc: Uc) -> int:
+        return reg_read64(uc, self.return_reg)
+
+    def enter(self, uc: Uc, function: int, args: list[int], stack_top: int, return_to: int) -> None:
+        """Registers and stack as right after a call: stack arguments 16-aligned, then the return address."""
+        stack_args = args[len(self.arg_regs):]
+        sp = (stack_top - 8 * len(stack_args)) & ~0xF
+        if stack_args:
+            mem_write(uc, sp, struct.pack(f"<{len(stack_args)}Q", *(a & MASK64 for a in stack_args)))
+        if self.link_register is None:
+            sp -= 8                                  # x86-64: rsp = 8 (mod 16) at entry
+            mem_write(uc, sp, struct.pack("<Q", return_to))
+        else:
+            reg_write64(uc, self.link_register, return_to)
+        for reg, value in zip(self.arg_regs, args):
+            reg_write64(uc, reg, value)
+        reg_write64(uc, self.stack_pointer, sp)
+        reg_write64(uc, self.program_counter, function)
