@@ -2,8 +2,9 @@
 
 The result, an `Image`, is plain bytes and addresses: it does not depend on an
 emulator, so one parsed and relocated object can be mapped into any number of runs.
-Segments follow section flags the way a linker would: executable sections (RX), then
-read-only data and the GOT (R), then writable data and zero-filled NOBITS (RW).
+Segments follow section flags the way a linker would: executable sections (RX),
+read-only data and the GOT (R), writable data and zero-filled NOBITS (RW); each class
+has a fixed region (see memory_map) so an emulator maps them once for every object.
 """
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from dataclasses import dataclass, field
 
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
-from .memory_map import IMAGE_BASE, IMAGE_LIMIT, STUB_SLOTS, page_up, stub_address
+from .memory_map import (CODE_BASE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, RODATA_BASE, STUB_BASE, STUB_SLOT,
+                         STUB_SLOTS, page_up, stub_address)
 from .objfile import SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION, ObjectFile
 from .relocation import apply_relocations
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
+REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
+_PERM_NAMES = {PERM_R | PERM_X: "executable", PERM_R: "read-only", PERM_R | PERM_W: "writable"}
 GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
 
 
@@ -46,21 +50,16 @@ class Image:
 
     def locate(self, address: int) -> str:
         """`function+0xoff` for a code address, or the stub's symbol, or a raw address."""
-        from .memory_map import RETURN_SENTINEL, STUB_BASE, STUB_SLOT
         if address == RETURN_SENTINEL:
             return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
         slot = (address - STUB_BASE) // STUB_SLOT
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"
         index = bisect.bisect_right(self._starts, address) - 1
-        if index >= 0 and address < self.image_end:
+        code = next((s for s in self.segments if s.perms & PERM_X), None)
+        if index >= 0 and code is not None and code.address <= address < code.address + len(code.data):
             return f"{self._names[index]}+{address - self._starts[index]:#x}"
         return f"{address:#x}"
-
-    @property
-    def image_end(self) -> int:
-        last = self.segments[-1] if self.segments else None
-        return last.address + len(last.data) if last else IMAGE_BASE
 
 
 def build_image(obj: ObjectFile) -> Image:
@@ -72,28 +71,30 @@ def build_image(obj: ObjectFile) -> Image:
             groups[perms & ~PERM_X if perms & PERM_W else perms].append(section)   # W+X sections map RW
 
     got_symbols = _got_symbols(obj, arch.relocations)
-    section_base: dict[int, int] = {}
-    section_offset: dict[int, int] = {}
-    segment_plan = []
-    cursor = IMAGE_BASE
-    image_size = 0
+    section_base: dict[int, int] = {}       # section index -> address
+    section_offset: dict[int, int] = {}     # section index -> offset in the packed image buffer
+    segment_plan = []                       # (address, size, perms, buffer offset)
+    packed = 0
     got_base = 0
     for perms, sections in groups.items():
-        start = cursor
+        start = cursor = REGION_BASE[perms]
         for section in sections:
             cursor = (cursor + section.align - 1) & ~(section.align - 1)
             section_base[section.index] = cursor
+            section_offset[section.index] = packed + cursor - start
             cursor += section.size
         if perms == PERM_R:
             cursor = (cursor + 15) & ~15
             got_base = cursor
+            got_offset = packed + cursor - start
             cursor += 8 * max(len(got_symbols), 1)
-        if cursor > start:
-            segment_plan.append((start, page_up(cursor) - start, perms))
-            cursor = page_up(cursor)
-        image_size = cursor - IMAGE_BASE
-        if cursor > IMAGE_LIMIT:
-            raise ObjectFormatError(f"the loadable sections need {image_size:#x} bytes, more than emu maps ({IMAGE_LIMIT - IMAGE_BASE:#x})", path=obj.path)
+        size = page_up(cursor) - start
+        if size > REGION_SIZE:
+            names = ", ".join(s.name for s in sections)
+            raise ObjectFormatError(f"the {_PERM_NAMES[perms]} sections ({names}) need {size:#x} bytes, more than emu maps for them ({REGION_SIZE:#x})", path=obj.path)
+        if size:
+            segment_plan.append((start, size, perms, packed))
+            packed += size
 
     undefined = sorted({s.name for s in obj.symbols if s.shndx == SHN_UNDEF and s.name and s.name != GOT_SYMBOL})
     if len(undefined) + 1 > STUB_SLOTS:
@@ -119,20 +120,18 @@ def build_image(obj: ObjectFile) -> Image:
     def got_slot(index: int) -> int:
         return got_base + 8 * got_index[index]
 
-    image = bytearray(image_size)
+    image = bytearray(packed)
     for section in obj.sections:
-        if section.index in section_base and section.type != SHT_NOBITS:
-            offset = section_base[section.index] - IMAGE_BASE
+        if section.index in section_offset and section.type != SHT_NOBITS:
+            offset = section_offset[section.index]
             image[offset:offset + section.size] = section.data
-    for index in got_symbols:
-        offset = got_slot(index) - IMAGE_BASE
+    for slot, index in enumerate(got_symbols):
+        offset = got_offset + 8 * slot
         image[offset:offset + 8] = symbol_address(index).to_bytes(8, "little")
-    offsets = {index: base - IMAGE_BASE for index, base in section_base.items()}
-    apply_relocations(obj, image, section_base, offsets, symbol_address, got_base, got_slot,
-                      arch.relocations, arch.page, IMAGE_BASE)
+    apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
+                      arch.relocations, arch.page, 0)
 
-    segments = [Segment(start, bytes(image[start - IMAGE_BASE:start - IMAGE_BASE + size]), perms)
-                for start, size, perms in segment_plan]
+    segments = [Segment(start, bytes(image[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
     functions, data_symbols = {}, {}
     for symbol in obj.symbols:
         if symbol.name and symbol.shndx in section_base and symbol.type != STT_SECTION:

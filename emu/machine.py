@@ -17,7 +17,8 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
-from .layout import Image
+from .fast_uc import mem_write
+from .layout import PERM_W, PERM_X, Image
 from .memory_map import (HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
 from .stubs import StubDispatcher, StubFailure
@@ -79,8 +80,9 @@ class Machine:
         self.host = HostMemory(uc)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
-        self._mapped: list[tuple[int, int]] = []
+        self._mapped: dict[int, tuple[int, bytes]] = {}     # perms -> (address, bytes last written)
         self._site_hooks: list[int] = []
+        self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
         uc.hook_add(UC_HOOK_CODE, self._on_stub, begin=STUB_BASE + STUB_SLOT, end=STUB_BASE + STUB_SIZE - 1)
@@ -89,15 +91,29 @@ class Machine:
 
     # -- objects ------------------------------------------------------------------
     def load(self, image: Image) -> None:
-        for address, size in self._mapped:
-            self.uc.mem_unmap(address, size)
-        self._mapped = []
-        for segment in image.segments:
-            size = len(segment.data)
-            self.uc.mem_map(segment.address, size, UC_PROT_ALL)
-            self.uc.mem_write(segment.address, segment.data)
-            self.uc.mem_protect(segment.address, size, segment.perms)
-            self._mapped.append((segment.address, size))
+        """Map the image's segments, touching Unicorn as little as possible.
+
+        Each permission class keeps its mapping while the next object's segment has the
+        same size, and its bytes are rewritten only when they differ: remapping flushes
+        all translated code, rewriting invalidates only the pages written.  Writable
+        data is always rewritten, since the previous run may have changed it.
+        """
+        wanted = {segment.perms: segment for segment in image.segments}
+        for perms in list(self._mapped):
+            if perms not in wanted or len(wanted[perms].data) != len(self._mapped[perms][1]):
+                address, data = self._mapped.pop(perms)
+                self.uc.mem_unmap(address, len(data))
+        for perms, segment in wanted.items():
+            current = self._mapped.get(perms)
+            if current is None:
+                self.uc.mem_map(segment.address, len(segment.data), perms)
+            elif current[1] == segment.data and not perms & PERM_W:
+                continue
+            mem_write(self.uc, segment.address, segment.data)
+            if current is not None and perms & PERM_X:
+                # Unicorn does not always drop code it translated from the old bytes.
+                self.uc.ctl_remove_cache(segment.address, segment.address + len(segment.data))
+            self._mapped[perms] = (segment.address, segment.data)
         self._hook_vector_sites(image)
         self.image = image
         self.host.reset()
@@ -124,9 +140,11 @@ class Machine:
         self._fault = None
         self._memory_fault = None
         self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
-        started = time.perf_counter()
+        # Unicorn's own timeout starts a watchdog thread per emu_start (milliseconds each);
+        # the instruction budget bounds loops instead, and the stub hook checks the clock.
+        self._deadline = time.perf_counter() + timeout_s
         try:
-            self.uc.emu_start(function, RETURN_SENTINEL, timeout=int(timeout_s * 1_000_000), count=budget)
+            self.uc.emu_start(function, RETURN_SENTINEL, count=budget)
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
@@ -145,8 +163,7 @@ class Machine:
             return CallOutcome(None, self._fault)
         pc = self.arch.cpu.pc(self.uc)
         if pc != RETURN_SENTINEL:
-            elapsed = time.perf_counter() - started
-            kind = "timeout" if elapsed >= timeout_s * 0.95 else "instruction_budget"
+            kind = "timeout" if time.perf_counter() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
             return CallOutcome(None, self._describe(kind, message, pc=pc))
@@ -157,6 +174,9 @@ class Machine:
     def _on_stub(self, uc, address, size, user_data) -> None:
         image, dispatcher = self.image, self.dispatcher
         slot = (address - STUB_BASE) // STUB_SLOT
+        if time.perf_counter() > self._deadline:
+            self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
+            return
         try:
             if image is None or dispatcher is None or slot >= len(image.stub_symbols) or address % STUB_SLOT:
                 self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))

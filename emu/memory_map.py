@@ -2,7 +2,8 @@
 
 Stubs sit just below the object image so that AArch64 CALL26/JUMP26 (+-128 MiB) reach
 every stub directly, with no veneers; the host scratch area and the stack sit far above.
-Fixed addresses let one emulator serve many objects: only the image is remapped.
+Fixed addresses let one emulator serve many objects: loading an object only rewrites
+the bytes that changed, so Unicorn keeps its translated code for identical loaders.
 """
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ STUB_SLOTS = 0x1000
 STUB_SIZE = STUB_SLOT * STUB_SLOTS
 RETURN_SENTINEL = STUB_BASE
 
-IMAGE_BASE = 0x0100_0000          # the laid-out object: RX, then R (with the GOT), then RW
-IMAGE_LIMIT = 0x0500_0000         # 64 MiB: far inside CALL26 reach of the stubs
+# The laid-out object: one fixed region per permission class, mapped once per emulator.
+# The regions end below 0x0400_0000, well inside CALL26 reach (+-128 MiB) of the stubs.
+REGION_SIZE = 0x0100_0000         # 16 MiB each
+CODE_BASE = 0x0100_0000           # RX: executable sections
+RODATA_BASE = 0x0200_0000         # R: read-only sections and the GOT
+DATA_BASE = 0x0300_0000           # RW: writable sections, NOBITS zero-filled
 
 HOST_BASE = 0x7000_0000           # scratch memory emu writes arguments into (library slots, packed args)
 HOST_SIZE = 0x10_0000
