@@ -14,8 +14,9 @@ from stub_models import CATALOGUE, CudaCall
 from unicorn import Uc, UcError
 
 from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from .fast_uc import mem_read, mem_write
 from .structs import DECODERS
-from .trace import CallRecord
+from .trace import CallRecord, fast_model
 
 _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "handle": "<Q"}
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
@@ -38,12 +39,12 @@ def read_c_string(uc: Uc, address: int) -> str | None:
     chunks = []
     for offset in range(0, MAX_CSTRING, 64):
         try:
-            chunk = bytes(uc.mem_read(address + offset, 64))
+            chunk = mem_read(uc, address + offset, 64)
         except UcError:
             chunk = b""
             for i in range(64):          # the string may end just before unmapped memory
                 try:
-                    chunk += bytes(uc.mem_read(address + offset + i, 1))
+                    chunk += mem_read(uc, address + offset + i, 1)
                 except UcError:
                     raise StubFailure(f"C string at {address:#x} runs into unmapped memory at {address + offset + i:#x}") from None
                 if chunk.endswith(b"\0"):
@@ -75,11 +76,11 @@ def decode_call(model: type[CudaCall], raw: list[int], uc: Uc) -> tuple[CudaCall
             decoder = DECODERS.get(param.c.struct or "")
             if decoder is not None and value:
                 try:
-                    decoded = decoder(lambda a, n: bytes(uc.mem_read(a, n)), value)
+                    decoded = decoder(lambda a, n: mem_read(uc, a, n), value)
                 except (UcError, ValueError) as error:
                     raise StubFailure(f"cannot read {param.c.struct} at {value:#x} for {param.name}: {error}") from None
                 values[param.name] = shown[param.name] = decoded
-    return model.model_construct(**values), shown
+    return fast_model(model, values), shown
 
 
 class StubDispatcher:
@@ -113,15 +114,15 @@ class StubDispatcher:
             ret, outputs = self._behave(symbol, call)
         written = self._write_outputs(uc, model, call, outputs) if ret == 0 or outputs else {}
         self.set_return(uc, ret)
-        self.calls.append(CallRecord.model_construct(
+        self.calls.append(fast_model(CallRecord, dict(
             index=len(self.calls), entry=self.entry, symbol=symbol, args=shown, outputs=written,
-            ret=int(ret), injected=injected is not None, caller=caller))
+            ret=int(ret), injected=injected is not None, caller=caller)))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model, under the return_zero policy."""
         self.set_return(uc, 0)
-        self.calls.append(CallRecord.model_construct(index=len(self.calls), entry=self.entry, symbol=symbol,
-                                                     args={}, outputs={}, ret=0, injected=False, caller=caller))
+        self.calls.append(fast_model(CallRecord, dict(index=len(self.calls), entry=self.entry, symbol=symbol,
+                                                      args={}, outputs={}, ret=0, injected=False, caller=caller)))
 
     def _injected(self, symbol: str, count: int) -> int | None:
         for injected in self._injections.get(symbol, ()):
@@ -142,7 +143,7 @@ class StubDispatcher:
                 continue
             pointee = pointees[name] or "u64"
             try:
-                uc.mem_write(pointer, struct.pack(_PACK[pointee], value & _MASK[pointee] if pointee[0] != "i" else value))
+                mem_write(uc, pointer, struct.pack(_PACK[pointee], value & _MASK[pointee] if pointee[0] != "i" else value))
             except UcError:
                 raise StubFailure(f"{model.symbol} cannot write {name} through {pointer:#x}: unmapped or protected memory") from None
             written[name] = value

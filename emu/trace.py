@@ -17,6 +17,21 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def fast_model(cls: type[BaseModel], values: dict[str, Any]) -> Any:
+    """An instance of `cls` holding `values` (every field given), without validation.
+
+    pydantic's `model_construct` re-walks defaults and costs tens of microseconds; the
+    hot path (several stub calls per loader run) builds records from values it already
+    trusts, so it sets the instance state directly.
+    """
+    instance = cls.__new__(cls)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
+
+
 class CallRecord(Model):
     """One call from the object into a stubbed (or missing) symbol."""
 

@@ -14,6 +14,8 @@ with ``UnsupportedInstruction`` rather than computing a wrong result.
 
 from __future__ import annotations
 
+import re
+
 import ctypes
 from typing import Callable, Iterable, NamedTuple
 
@@ -379,6 +381,10 @@ def _decode(insn) -> Decoded:
     return d
 
 
+_ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
+_VEX_LEAD = re.compile(rb"[\xc4\xc5\x62]")
+
+
 def _is_vector_vex(raw: bytes, mnemonic: str) -> bool:
     """VEX (C4/C5) or EVEX (62) encoded, and a vector or mask instruction (not BMI)."""
     i = 0
@@ -394,6 +400,9 @@ class AvxUnit:
     def __init__(self) -> None:
         self._cs = Cs(CS_ARCH_X86, CS_MODE_64)
         self._cs.detail = True
+        self._lite = Cs(CS_ARCH_X86, CS_MODE_64)
+        self._sweep = Cs(CS_ARCH_X86, CS_MODE_64)
+        self._sweep.skipdata = True
         self._cache: dict[int, tuple[bytes, Decoded]] = {}
         self.last_error: UnsupportedInstruction | None = None
 
@@ -404,16 +413,30 @@ class AvxUnit:
             uc.hook_add(UC_HOOK_CODE, self._on_site, begin=address, end=address)
 
     def scan(self, code: bytes, address: int) -> list[int]:
-        """Addresses of the VEX/EVEX vector instructions in `code` (a linear sweep).
+        """Addresses of the VEX/EVEX vector instructions in `code`.
 
         Unicorn runs VEX.128 instructions itself, wrongly (no third operand, no zeroing
         of bits 255:128, `vzeroupper` as a no-op); pass these to `install` to carry them out
         here.  VEX.256/EVEX ones are included too: a code hook is cheaper than the fault.
+
+        In 64-bit mode every such instruction starts with C4, C5 or 62 (after at most a
+        few segment/address-size prefixes).  Decoding one instruction at each such byte
+        finds a superset cheaply; portable code yields none and is done.  Only code with
+        a possible vector instruction pays for the exact linear sweep.
         """
-        cs = Cs(CS_ARCH_X86, CS_MODE_64)
-        cs.skipdata = True
-        return [a for a, size, mnemonic, _ in cs.disasm_lite(code, address)
-                if _is_vector_vex(code[a - address:a - address + size], mnemonic)]
+        if not self._may_have_vector(code, address):
+            return []
+        return [a for a, size, mnemonic, _ in self._sweep.disasm_lite(code, address)
+                if mnemonic[0] in "vk" and _is_vector_vex(code[a - address:a - address + size], mnemonic)]
+
+    def _may_have_vector(self, code: bytes, address: int) -> bool:
+        lite = self._lite
+        for match in _VEX_LEAD.finditer(code):
+            offset = match.start()
+            insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
+            if insn is not None and _is_vector_vex(code[offset:offset + insn[1]], insn[2]):
+                return True
+        return False
 
     def decode(self, uc: Uc, address: int) -> Decoded:
         cached = self._cache.get(address)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from stub_models import CudaCall
-from stub_models.enums import READ_ONLY_FUNC_ATTRIBUTES, CudaError, FuncAttribute
+from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, FuncAttribute
 
 from .config import RuntimeConfig
 from .profile import load_profile
@@ -86,7 +86,7 @@ class CudaRuntime:
 
     # -- the attribute rules, as the H200 answered ---------------------------------
     def set_attribute(self, kernel: Kernel, attr: int, value: int, device: int) -> int:
-        if attr in READ_ONLY_FUNC_ATTRIBUTES or attr not in A._value2member_map_:
+        if attr not in SETTABLE_FUNC_ATTRIBUTES:
             return E.INVALID_VALUE
         attributes = kernel.attributes[device]
         if attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES:
