@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.native.ground_truth import Fixture, Toolchain, build, emu_events, first_difference, native_events, \
-    run_emu, run_native, toolchain
+from tests.native.ground_truth import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
+    first_difference, native_events, run_emu, run_native, toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -67,25 +67,29 @@ class NativeRuns:
         self.work = work
         self.pool = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)))
         self.futures: dict[str, Future] = {}
+        self.stubs: dict[str, Future] = {}         # architecture -> the compiled stubs
         self.eager = "PYTEST_XDIST_WORKER" not in os.environ
 
     def _submit(self, entry: dict) -> None:
         if entry["path"] not in self.futures and _runnable_here(entry) is None:
             tools = toolchain(_arch(entry))
-            self.futures[entry["path"]] = self.pool.submit(self._run, _fixture(entry), tools,
+            if tools.arch not in self.stubs:
+                self.stubs[tools.arch] = self.pool.submit(build_stubs, tools, self.work)
+            self.futures[entry["path"]] = self.pool.submit(self._run, _fixture(entry), tools, self.stubs[tools.arch],
                                                            self.work / entry["path"].replace("/", "__"))
 
     @staticmethod
-    def _run(fixture: Fixture, tools: Toolchain, work: Path) -> list[dict]:
-        return run_native(build(fixture, tools, work), tools)
+    def _run(fixture: Fixture, tools: Toolchain, stubs: Future, work: Path) -> dict[str, list[dict]]:
+        exe = build(fixture, tools, work, stubs.result())
+        return {variant: run_native(exe, tools, errors) for variant, errors in VARIANTS.items()}
 
-    def events(self, entry: dict) -> list[dict]:
+    def events(self, entry: dict, variant: str) -> list[dict]:
         self._submit(entry)
         if self.eager:                       # queue every fixture of the same architecture behind it
             for other in MANIFEST:
                 if _arch(other) == _arch(entry):
                     self._submit(other)
-        return native_events(self.futures[entry["path"]].result())
+        return native_events(self.futures[entry["path"]].result()[variant])
 
 
 @pytest.fixture(scope="session")
@@ -96,34 +100,34 @@ def native_runs(tmp_path_factory):
 
 
 def _params(arch_filter):
-    return [pytest.param(e, id=e["path"]) for e in MANIFEST if arch_filter(e)]
+    return [pytest.param(e, variant, id=f"{e['path']}-{variant}") for e in MANIFEST if arch_filter(e) for variant in VARIANTS]
 
 
-def _check(entry: dict, native_runs: NativeRuns) -> None:
+def _check(entry: dict, variant: str, native_runs: NativeRuns) -> None:
     reason = _runnable_here(entry)
     if reason:
         pytest.skip(reason)
     fixture = _fixture(entry)
-    native = native_runs.events(entry)
-    emu = emu_events(run_emu(fixture))
+    native = native_runs.events(entry, variant)
+    emu = emu_events(run_emu(fixture, VARIANTS[variant]))
     assert native, f"{entry['path']}: the native harness printed nothing"
     difference = first_difference(emu, native)
-    assert difference is None, f"{entry['path']}: emu's trace differs from the native run\n{difference}"
+    assert difference is None, f"{entry['path']} ({variant}): emu's trace differs from the native run\n{difference}"
 
 
-@pytest.mark.parametrize("entry", _params(lambda e: e["host"] == "x86_64"))
-def test_x86_64_matches_native(entry, native_runs):
-    _check(entry, native_runs)
+@pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "x86_64"))
+def test_x86_64_matches_native(entry, variant, native_runs):
+    _check(entry, variant, native_runs)
 
 
-@pytest.mark.parametrize("entry", _params(lambda e: e["host"] == "native"))
-def test_host_native_avx_matches_native(entry, native_runs):
-    _check(entry, native_runs)
+@pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "native"))
+def test_host_native_avx_matches_native(entry, variant, native_runs):
+    _check(entry, variant, native_runs)
 
 
-@pytest.mark.parametrize("entry", _params(lambda e: e["host"] == "aarch64"))
-def test_aarch64_matches_native(entry, native_runs):
-    _check(entry, native_runs)
+@pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "aarch64"))
+def test_aarch64_matches_native(entry, variant, native_runs):
+    _check(entry, variant, native_runs)
 
 
 # -- the seed: record_loader.c and its expected output -----------------------------------------------

@@ -37,17 +37,39 @@ FIRST_KERNEL_HANDLE = 0x4B000
 OPTIN_SMEM = 232448               # H200 cudaDevAttrMaxSharedMemoryPerBlockOptin (97)
 STATIC_SMEM_STEP = 1024           # kernel i has static shared memory 1024 * (i + 1)
 
+# A second run of every fixture fails chosen calls (RuntimeConfig.errors): each loader form meets an
+# error somewhere, so the stop-at-first-error paths, the entry results and what later entries see
+# (a failed cudaLibraryLoadData leaves the old library in the slot) are compared too.
+INJECTED_ERRORS = (
+    ("_cudaFuncSetAttribute", 2, 1, False),               # first cuda_load stops at attribute 14
+    ("_cuKernelGetAttribute", 2, 400, False),              # cuda_load_to_device(0) stops at its first kernel
+    ("_cudaKernelSetAttributeForDevice", 3, 1, False),     # a later cuda_load_to_device stops at attribute 8
+    ("_cudaLibraryLoadData", 2, 2, False),                 # mlir_cuda_init fails: the old library stays
+    ("_cudaGetDevice", 3, 3, False),                       # one cuda_load fails before any kernel
+    ("_cudaLibraryGetKernel", 9, 500, False),
+    ("_cudaDeviceGetAttribute", 12, 101, True),            # every later load_to_device fails first thing
+    ("_cudaLaunchKernelEx", 1, 9, False),
+)
+VARIANTS = {"answers": (), "injected_errors": INJECTED_ERRORS}
+
 
 # -- the configuration both sides share ---------------------------------------------------------
 def static_smem(index: int) -> int:
     return STATIC_SMEM_STEP * (index + 1)
 
 
-def runtime_config(kernel_names: list[str]):
+def runtime_config(kernel_names: list[str], errors=()):
     from emu.cuda.config import RuntimeConfig
     return RuntimeConfig(device_count=DEVICE_COUNT, current_device=0, library_handle=LIBRARY_HANDLE,
                          first_kernel_handle=FIRST_KERNEL_HANDLE, device_attributes={97: OPTIN_SMEM},
-                         kernel_attributes={name: {1: static_smem(i)} for i, name in enumerate(kernel_names)})
+                         kernel_attributes={name: {1: static_smem(i)} for i, name in enumerate(kernel_names)},
+                         errors=[{"symbol": symbol, "call": call, "error": error, "every": every}
+                                 for symbol, call, error, every in errors])
+
+
+def injection_args(errors=()) -> list[str]:
+    """The harness's command line for RuntimeConfig.errors: symbol:call:error:every."""
+    return [f"{symbol}:{call}:{error}:{int(every)}" for symbol, call, error, every in errors]
 
 
 def entry_specs(has_mlir_cuda_load: bool) -> list:
@@ -76,6 +98,13 @@ def kernel_defaults(static_shared: int) -> list[int]:
 def device_attributes() -> dict[int, int]:
     profile = json.loads(PROFILE.read_text())
     return {**{int(k): v for k, v in profile["device_attributes"].items()}, 97: OPTIN_SMEM}
+
+
+def runtime_source() -> str:
+    """stubs.c with the device attribute table: one object per architecture, shared by every harness."""
+    table = ", ".join(f"{{{a}, {v}}}" for a, v in sorted(device_attributes().items()))
+    return "\n".join(['#include "stubs.c"', f"const int gt_device_attributes[][2] = {{{table}}};",
+                      f"const int gt_device_attribute_count = {len(device_attributes())};"]) + "\n"
 
 
 # -- the object's defined functions (for caller names), read straight from its ELF symbol table -----
@@ -172,20 +201,18 @@ def harness_source(fixture: Fixture) -> str:
     p, header_text = fixture.prefix, fixture.header.read_text()
     names = list(fixture.kernel_names)
     wrapped = set(wrapped_symbols(fixture))
-    out = ["#include <stdint.h>", "#include <string.h>", '#include "cuda_runtime.h"',
-           f"#define DEVICE_COUNT {DEVICE_COUNT}", "#define CURRENT_DEVICE 0",
-           f"#define NUM_KERNELS {len(names)}", f"#define NUM_FUNC_ATTRIBUTES {NUM_FUNC_ATTRIBUTES}",
-           "static const char *const kernel_names[] = {" + ", ".join(json.dumps(n) for n in names) + "};",
-           "static const int64_t kernel_defaults[][NUM_FUNC_ATTRIBUTES] = {"
-           + ", ".join("{" + ", ".join(map(str, kernel_defaults(static_smem(i)))) + "}" for i in range(len(names))) + "};",
-           "static const int device_attributes[][2] = {"
-           + ", ".join(f"{{{a}, {v}}}" for a, v in sorted(device_attributes().items())) + "};"]
+    out = ["#include <stdio.h>", "#include <stdint.h>", "#include <string.h>", '#include "cuda_runtime.h"',
+           '#include "stubs.h"',
+           f"const int gt_kernel_count = {len(names)};",
+           "const char *const gt_kernel_names[] = {" + ", ".join(json.dumps(n) for n in names) + "};",
+           "const int64_t gt_kernel_defaults[][NUM_FUNC_ATTRIBUTES] = {"
+           + ", ".join("{" + ", ".join(map(str, kernel_defaults(static_smem(i)))) + "}" for i in range(len(names))) + "};"]
     functions = fixture.functions
     for i, (name, _) in enumerate(functions):   # asm labels: the C names in the header may clash; wrapped ones via __real_
         out.append(f'extern char object_function_{i}[] __asm__("{"__real_" + name if name in wrapped else name}");')
-    out.append("static const struct { const char *name; const char *address; unsigned long size; } object_functions[] = {"
+    out.append("const struct gt_function gt_object_functions[] = {"
                + ", ".join(f'{{"{n}", object_function_{i}, {size}}}' for i, (n, size) in enumerate(functions)) + "};")
-    out += ['#include "stubs.c"',
+    out += [f"const int gt_object_function_count = {len(functions)};",
             "#define CUTE_DSL_CUDA_ERROR_CHECK(err) { cudaError_t status_ = (err); (void)status_; }",
             f'#include "{fixture.header.name}"',
             f"static {p}_Kernel_Module_t module;"]
@@ -197,40 +224,41 @@ def harness_source(fixture: Fixture) -> str:
                 if device_arg else 'const char *args_ = "{}";')
         out += [f"void __real_{symbol}(void **packed);",
                 f"void __wrap_{symbol}(void **packed) {{",
-                f'    const char *saved = enter("{entry}"); {args}',
+                f'    const char *saved = gt_enter("{entry}"); {args}',
                 f"    *(int32_t *)packed[{ret_index}] = -1; __real_{symbol}(packed);",
-                f"    leave(saved, args_, *(int32_t *)packed[{ret_index}]);", "}"]
+                f"    gt_leave(saved, args_, *(int32_t *)packed[{ret_index}]);", "}"]
     out += [f"void __real_{launch}(void **args, int32_t num_args);",
             f"void __wrap_{launch}(void **args, int32_t num_args) {{",
-            '    const char *saved = enter("launch"); char args_[32];',
+            '    const char *saved = gt_enter("launch"); char args_[32];',
             '    snprintf(args_, sizeof args_, "{\\"num_args\\": %d}", num_args);',
             f"    *(int32_t *)args[num_args - 1] = -1; __real_{launch}(args, num_args);",
-            "    leave(saved, args_, *(int32_t *)args[num_args - 1]);", "}",
+            "    gt_leave(saved, args_, *(int32_t *)args[num_args - 1]);", "}",
             f"int {p}_cuda_init(void **); int {p}_cuda_load(void **); int {p}_cuda_load_to_device(void **, int);",
             f"void _mlir_{p}_cuda_load(void **);",
-            "int main(void) {",
+            "int main(int argc, char **argv) {",
+            "    for (int i = 1; i < argc; i++) gt_parse_injection(argv[i]);",
             f"    module.module = (cudaLibrary_t)(uintptr_t){LIBRARY_HANDLE:#x};",
-            "    register_library(LIBRARY_HANDLE_, FIRST_KERNEL_HANDLE_);",
+            "    gt_register_library(LIBRARY_HANDLE_, FIRST_KERNEL_HANDLE_);",
             "    cudaLibrary_t *library_ptr = &module.module;",
             "    int32_t ret, device_id; char args_[32]; const char *saved;",
             "    setvbuf(stdout, NULL, _IOFBF, 1 << 16);"]
     for spec in entry_specs(fixture.has_mlir_cuda_load):
         name, device = spec.name, spec.device or 0
         if name in ("cuda_init", "cuda_load"):
-            out.append(f'    saved = enter("{name}"); ret = {p}_{name}((void **)&module.module); leave(saved, "{{}}", ret);')
+            out.append(f'    saved = gt_enter("{name}"); ret = {p}_{name}((void **)&module.module); gt_leave(saved, "{{}}", ret);')
         elif name == "cuda_load_to_device":
-            out.append(f'    saved = enter("{name}"); ret = {p}_cuda_load_to_device((void **)&module.module, {device});'
-                       f' leave(saved, "{{\\"device\\": {device}}}", ret);')
+            out.append(f'    saved = gt_enter("{name}"); ret = {p}_cuda_load_to_device((void **)&module.module, {device});'
+                       f' gt_leave(saved, "{{\\"device\\": {device}}}", ret);')
         elif name == "mlir_cuda_init":
             out.append(f"    {{ void *packed[2] = {{&library_ptr, &ret}}; _mlir_{p}_cuda_init(packed); }}")
         elif name == "mlir_cuda_load":
-            out.append(f'    {{ void *packed[2] = {{&library_ptr, &ret}}; saved = enter("mlir_cuda_load"); ret = -1;'
-                       f' _mlir_{p}_cuda_load(packed); leave(saved, "{{}}", ret); }}')
+            out.append(f'    {{ void *packed[2] = {{&library_ptr, &ret}}; saved = gt_enter("mlir_cuda_load"); ret = -1;'
+                       f' _mlir_{p}_cuda_load(packed); gt_leave(saved, "{{}}", ret); }}')
         elif name == "mlir_cuda_load_to_device":
             out.append(f"    {{ device_id = {device}; void *packed[3] = {{&library_ptr, &device_id, &ret}};"
                        f" _mlir_{p}_cuda_load_to_device(packed); }}")
         elif name == "module_load":
-            out.append(f'    saved = enter("module_load"); {p}_Kernel_Module_Load(&module); current_entry = saved;')
+            out.append(f'    saved = gt_enter("module_load"); {p}_Kernel_Module_Load(&module); gt_current_entry = saved;')
         else:
             out.append("    {")
             out += ["        " + line for line in launch_lines]
@@ -262,31 +290,45 @@ def toolchain(arch: str) -> Toolchain | None:
     return None
 
 
-def build(fixture: Fixture, tools: Toolchain, work: Path) -> Path:
-    """Write the harness for `fixture`, link it with the object and return the executable."""
+def _compile(command: list[str], what: str) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{' '.join(command)}\n{result.stderr}")
+
+
+def build_stubs(tools: Toolchain, work: Path) -> Path:
+    """Compile the recording stubs once for an architecture."""
+    work.mkdir(parents=True, exist_ok=True)
+    source, obj = work / f"runtime-{tools.arch}.c", work / f"runtime-{tools.arch}.o"
+    source.write_text(runtime_source())
+    _compile([tools.compiler, "-O0", "-w", "-c", "-I", str(HERE / "include"), "-I", str(HERE),
+              "-o", str(obj), str(source)], f"compiling the {tools.arch} stubs")
+    return obj
+
+
+def build(fixture: Fixture, tools: Toolchain, work: Path, stubs: Path) -> Path:
+    """Write the harness for `fixture`, link it with the stubs and the object, return the executable."""
     work.mkdir(parents=True, exist_ok=True)
     source, exe = work / "harness.c", work / "harness"
     source.write_text(harness_source(fixture))
     wraps = [f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(fixture)]
-    command = [tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "include"), "-I", str(HERE),
-               "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(fixture.obj), *wraps]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"linking the harness for {fixture.obj} failed:\n{' '.join(command)}\n{result.stderr}")
+    _compile([tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "include"), "-I", str(HERE),
+              "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(stubs), str(fixture.obj), *wraps],
+             f"linking the harness for {fixture.obj}")
     return exe
 
 
-def run_native(exe: Path, tools: Toolchain) -> list[dict]:
-    result = subprocess.run([*tools.runner, str(exe)], capture_output=True, text=True, timeout=60)
+def run_native(exe: Path, tools: Toolchain, errors=()) -> list[dict]:
+    result = subprocess.run([*tools.runner, str(exe), *injection_args(errors)], capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise RuntimeError(f"{exe} exited with {result.returncode}:\n{result.stderr}\n{result.stdout[-2000:]}")
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
 # -- emu's side, in the same shape ------------------------------------------------------------------
-def run_emu(fixture: Fixture):
+def run_emu(fixture: Fixture, errors=()):
     from emu.run import run_object
-    return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names)),
+    return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names), errors),
                       entries=entry_specs(fixture.has_mlir_cuda_load))
 
 

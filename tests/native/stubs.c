@@ -1,7 +1,8 @@
-/* Recording CUDA stubs for native ground truth (included by the generated harness, one per fixture).
+/* Recording CUDA stubs for native ground truth (compiled once per architecture, linked into every
+   fixture's generated harness).
 
-   The stubs answer like emu's CUDA runtime model under one RuntimeConfig (the generated config
-   block before this file fixes devices, handles, kernel names and attribute tables), with the
+   The stubs answer like emu's CUDA runtime model under one RuntimeConfig (stubs.h fixes the devices;
+   the harness supplies kernel names, attribute tables and the object's functions), with the
    H200 rules of FIELD_NOTES.md section 5 restated here independently.  Every call prints one
    JSON line: the entry that was running, the wrapper symbol, the caller as function+offset
    inside the object, every argument the callee receives by value (pointers as raw numbers:
@@ -15,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_runtime.h"
+#include "stubs.h"
+
 enum { ERR_INVALID_VALUE = 1, ERR_INVALID_CONFIGURATION = 9, ERR_INVALID_DEVICE_FUNCTION = 98,
        ERR_INVALID_DEVICE = 101, ERR_INVALID_RESOURCE_HANDLE = 400, ERR_SYMBOL_NOT_FOUND = 500 };
 enum { ATTR_MAX_THREADS_PER_BLOCK_DEVICE = 1, ATTR_OPTIN_SMEM_DEVICE = 97 };
@@ -22,25 +26,25 @@ enum { FA_SHARED_SIZE = 1, FA_MAX_DYNAMIC_SHARED = 8, FA_CARVEOUT = 9, FA_CLUSTE
        FA_NON_PORTABLE_CLUSTER = 14, FA_SCHEDULING_POLICY = 15 };
 #define MAX_LIBRARIES 64
 
-static const char *current_entry = "";
+const char *gt_current_entry = "";
 static uint64_t next_handle = 0x10000;          /* emu's fresh handles: 0x10010, 0x10020, ... */
 
 struct kernel { uint64_t handle; int index; int64_t attrs[DEVICE_COUNT ? DEVICE_COUNT : 1][NUM_FUNC_ATTRIBUTES]; };
-struct library { uint64_t handle; struct kernel kernels[NUM_KERNELS]; };
+struct library { uint64_t handle; struct kernel kernels[MAX_KERNELS]; };
 static struct library libraries[MAX_LIBRARIES];
 static int library_count;
 
 static uint64_t fresh_handle(void) { next_handle += 0x10; return next_handle; }
 
-static void register_library(uint64_t handle, int64_t first_kernel) {
-    if (library_count == MAX_LIBRARIES) { fprintf(stderr, "too many libraries\n"); exit(2); }
+void gt_register_library(uint64_t handle, int64_t first_kernel) {
+    if (library_count == MAX_LIBRARIES || gt_kernel_count > MAX_KERNELS) { fprintf(stderr, "too many libraries or kernels\n"); exit(2); }
     struct library *library = &libraries[library_count++];
     library->handle = handle;
-    for (int i = 0; i < NUM_KERNELS; i++) {
+    for (int i = 0; i < gt_kernel_count; i++) {
         struct kernel *kernel = &library->kernels[i];
         kernel->handle = first_kernel >= 0 ? (uint64_t)first_kernel + i : fresh_handle();
         kernel->index = i;
-        for (int d = 0; d < DEVICE_COUNT; d++) memcpy(kernel->attrs[d], kernel_defaults[i], sizeof kernel_defaults[i]);
+        for (int d = 0; d < DEVICE_COUNT; d++) memcpy(kernel->attrs[d], gt_kernel_defaults[i], sizeof gt_kernel_defaults[i]);
     }
 }
 
@@ -53,7 +57,7 @@ static struct library *find_library(uint64_t handle) {
 
 static struct kernel *find_kernel(uint64_t handle) {
     for (int l = library_count - 1; l >= 0; l--)
-        for (int i = 0; i < NUM_KERNELS; i++)
+        for (int i = 0; i < gt_kernel_count; i++)
             if (libraries[l].kernels[i].handle == handle) return &libraries[l].kernels[i];
     return NULL;
 }
@@ -61,8 +65,8 @@ static struct kernel *find_kernel(uint64_t handle) {
 static int valid_device(int device) { return device >= 0 && device < DEVICE_COUNT; }
 
 static int device_attribute(int attr, int *value) {
-    for (unsigned i = 0; i < sizeof device_attributes / sizeof device_attributes[0]; i++)
-        if (device_attributes[i][0] == attr) { *value = device_attributes[i][1]; return 1; }
+    for (int i = 0; i < gt_device_attribute_count; i++)
+        if (gt_device_attributes[i][0] == attr) { *value = gt_device_attributes[i][1]; return 1; }
     return 0;
 }
 
@@ -84,6 +88,35 @@ static int set_attribute(struct kernel *kernel, int attr, int value, int device)
     return 0;
 }
 
+/* ---- injected errors (RuntimeConfig.errors), given on the command line as symbol:call:error[:every] ---- */
+#define MAX_INJECTIONS 32
+static struct injection { char symbol[96]; int call, error, every; } injections[MAX_INJECTIONS];
+static int injection_count;
+static struct { const char *symbol; int count; } call_counts[32];
+
+void gt_parse_injection(const char *text) {
+    struct injection *injection = &injections[injection_count];
+    if (injection_count == MAX_INJECTIONS ||
+        sscanf(text, "%95[^:]:%d:%d:%d", injection->symbol, &injection->call, &injection->error, &injection->every) != 4) {
+        fprintf(stderr, "bad injection %s (want symbol:call:error:every)\n", text);
+        exit(2);
+    }
+    injection_count++;
+}
+
+/* Counts every call of `symbol` (the N-th call in the run, from 1) and returns the error to inject, or 0. */
+static int injected(const char *symbol) {
+    int slot = 0;
+    while (call_counts[slot].symbol && strcmp(call_counts[slot].symbol, symbol) != 0) slot++;
+    call_counts[slot].symbol = symbol;
+    int count = ++call_counts[slot].count;
+    for (int i = 0; i < injection_count; i++)
+        if (strcmp(injections[i].symbol, symbol) == 0 &&
+            (count == injections[i].call || (injections[i].every && count >= injections[i].call)))
+            return injections[i].error;
+    return 0;
+}
+
 /* ---- printing ------------------------------------------------------------------------------ */
 static void print_string(const char *text) {
     if (!text) { fputs("null", stdout); return; }
@@ -101,10 +134,10 @@ static void print_string(const char *text) {
 static const char *caller_name(const void *return_address) {
     static char text[256];
     uintptr_t address = (uintptr_t)return_address;
-    for (unsigned i = 0; i < sizeof object_functions / sizeof object_functions[0]; i++) {
-        uintptr_t start = (uintptr_t)object_functions[i].address;
-        if (start <= address && address <= start + object_functions[i].size) {
-            snprintf(text, sizeof text, "%s+%#lx", object_functions[i].name, (unsigned long)(address - start));
+    for (int i = 0; i < gt_object_function_count; i++) {
+        uintptr_t start = (uintptr_t)gt_object_functions[i].address;
+        if (start <= address && address <= start + gt_object_functions[i].size) {
+            snprintf(text, sizeof text, "%s+%#lx", gt_object_functions[i].name, (unsigned long)(address - start));
             return text;
         }
     }
@@ -116,7 +149,7 @@ static const char *caller_name(const void *return_address) {
 
 static void call_head(const char *symbol, const char *caller) {
     printf("{\"kind\": \"call\", \"entry\": ");
-    print_string(current_entry);
+    print_string(gt_current_entry);
     printf(", \"symbol\": \"%s\", \"caller\": ", symbol);
     print_string(caller);
 }
@@ -124,17 +157,19 @@ static void call_head(const char *symbol, const char *caller) {
 /* ---- the wrappers the objects call ---------------------------------------------------------- */
 int _cudaGetDevice(int *device) {
     const char *caller = CALLER();
+    int ret = injected("_cudaGetDevice");
     call_head("_cudaGetDevice", caller);
     printf(", \"args\": {}, \"outputs\": {");
-    if (device) { *device = CURRENT_DEVICE; printf("\"device\": %d", CURRENT_DEVICE); }
-    printf("}, \"ret\": 0}\n");
-    return 0;
+    if (!ret && device) { *device = CURRENT_DEVICE; printf("\"device\": %d", CURRENT_DEVICE); }
+    printf("}, \"ret\": %d}\n", ret);
+    return ret;
 }
 
 int _cudaDeviceGetAttribute(int *value, int attr, int device) {
     const char *caller = CALLER();
-    int ret = 0, answer = 0, written = 0;
-    if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
+    int ret = injected("_cudaDeviceGetAttribute"), answer = 0, written = 0;
+    if (ret) {}
+    else if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
     else if (!device_attribute(attr, &answer)) ret = ERR_INVALID_VALUE;
     else if (value) { *value = answer; written = 1; }
     call_head("_cudaDeviceGetAttribute", caller);
@@ -148,12 +183,13 @@ int _cudaLibraryLoadData(void **library, const void *code, void *jitOptions, voi
                          unsigned numJitOptions, void *libraryOptions, void **libraryOptionValues,
                          unsigned numLibraryOptions) {
     const char *caller = CALLER();
-    int ret = 0, written = 0;
+    int ret = injected("_cudaLibraryLoadData"), written = 0;
     uint64_t handle = 0;
-    if (!code) ret = ERR_INVALID_VALUE;
+    if (ret) {}
+    else if (!code) ret = ERR_INVALID_VALUE;
     else {
         handle = fresh_handle();
-        register_library(handle, -1);
+        gt_register_library(handle, -1);
         if (library) { *library = (void *)(uintptr_t)handle; written = 1; }
     }
     call_head("_cudaLibraryLoadData", caller);
@@ -168,14 +204,15 @@ int _cudaLibraryLoadData(void **library, const void *code, void *jitOptions, voi
 
 int _cudaLibraryGetKernel(void **pKernel, void *library, const char *name) {
     const char *caller = CALLER();
-    int ret = 0, written = 0;
+    int ret = injected("_cudaLibraryGetKernel"), written = 0;
     uint64_t handle = 0;
     struct library *found = find_library(U64(library));
-    if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
+    if (ret) {}
+    else if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
     else {
         ret = ERR_SYMBOL_NOT_FOUND;
-        for (int i = 0; name && i < NUM_KERNELS; i++)
-            if (strcmp(name, kernel_names[i]) == 0) { handle = found->kernels[i].handle; ret = 0; }
+        for (int i = 0; name && i < gt_kernel_count; i++)
+            if (strcmp(name, gt_kernel_names[i]) == 0) { handle = found->kernels[i].handle; ret = 0; }
         if (ret == 0 && pKernel) { *pKernel = (void *)(uintptr_t)handle; written = 1; }
     }
     call_head("_cudaLibraryGetKernel", caller);
@@ -189,9 +226,10 @@ int _cudaLibraryGetKernel(void **pKernel, void *library, const char *name) {
 
 int _cuKernelGetAttribute(int *pi, int attrib, void *kernel, int dev) {
     const char *caller = CALLER();
-    int ret = 0, written = 0, answer = 0;
+    int ret = injected("_cuKernelGetAttribute"), written = 0, answer = 0;
     struct kernel *found = find_kernel(U64(kernel));
-    if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
+    if (ret) {}
+    else if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
     else if (!valid_device(dev)) ret = ERR_INVALID_DEVICE;
     else if (attrib < 0 || attrib >= NUM_FUNC_ATTRIBUTES) ret = ERR_INVALID_VALUE;
     else {
@@ -207,9 +245,10 @@ int _cuKernelGetAttribute(int *pi, int attrib, void *kernel, int dev) {
 
 int _cudaFuncSetAttribute(const void *func, int attr, int value) {
     const char *caller = CALLER();
-    int ret;
+    int ret = injected("_cudaFuncSetAttribute");
     struct kernel *found = find_kernel(U64(func));
-    if (!found) ret = ERR_INVALID_DEVICE_FUNCTION;
+    if (ret) {}
+    else if (!found) ret = ERR_INVALID_DEVICE_FUNCTION;
     else if (!valid_device(CURRENT_DEVICE)) ret = ERR_INVALID_DEVICE;
     else ret = set_attribute(found, attr, value, CURRENT_DEVICE);
     call_head("_cudaFuncSetAttribute", caller);
@@ -220,9 +259,10 @@ int _cudaFuncSetAttribute(const void *func, int attr, int value) {
 
 int _cudaKernelSetAttributeForDevice(void *kernel, int attr, int value, int device) {
     const char *caller = CALLER();
-    int ret;
+    int ret = injected("_cudaKernelSetAttributeForDevice");
     struct kernel *found = find_kernel(U64(kernel));
-    if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
+    if (ret) {}
+    else if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
     else if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
     else ret = set_attribute(found, attr, value, device);
     call_head("_cudaKernelSetAttributeForDevice", caller);
@@ -270,10 +310,11 @@ static void print_launch_attribute_value(uint32_t id, const unsigned char *value
 
 int _cudaLaunchKernelEx(const struct launch_config *config, const void *func, void **args) {
     const char *caller = CALLER();
-    int ret = 0, max_threads = 1;
+    int ret = injected("_cudaLaunchKernelEx"), max_threads = 1;
     struct kernel *found = find_kernel(U64(func));
     device_attribute(ATTR_MAX_THREADS_PER_BLOCK_DEVICE, &max_threads);
-    if (!found) ret = ERR_INVALID_DEVICE_FUNCTION;
+    if (ret) {}
+    else if (!found) ret = ERR_INVALID_DEVICE_FUNCTION;
     else if (!config) ret = ERR_INVALID_VALUE;
     else {
         const uint32_t *g = config->grid, *b = config->block;
@@ -315,15 +356,15 @@ const char *cudaGetErrorName(cudaError_t error) { (void)error; return "cudaError
 const char *cudaGetErrorString(cudaError_t error) { (void)error; return "error"; }
 
 /* ---- entries ----------------------------------------------------------------------------------- */
-static const char *enter(const char *entry) {
-    const char *saved = current_entry;
-    current_entry = entry;
+const char *gt_enter(const char *entry) {
+    const char *saved = gt_current_entry;
+    gt_current_entry = entry;
     return saved;
 }
 
-static void leave(const char *saved, const char *args_json, long returned) {
+void gt_leave(const char *saved, const char *args_json, long returned) {
     printf("{\"kind\": \"entry\", \"entry\": ");
-    print_string(current_entry);
+    print_string(gt_current_entry);
     printf(", \"args\": %s, \"returned\": %ld}\n", args_json, returned);
-    current_entry = saved;
+    gt_current_entry = saved;
 }
