@@ -239,14 +239,14 @@ def _shown(value: int | None, error: int | None = None) -> str:
 
 
 def show_summary(result: CheckResult) -> list[str]:
-    rows = [[o.object, o.arch or "-", str(len(o.kernels)), "error" if o.error else str(o.discrepancies), _details(o)]
+    rows = [[o.object, o.arch or "-", str(len(o.kernels)), "error" if o.error else str(o.discrepancies), discrepancy_summary(o)]
             for o in result.objects]
     bad = sum(1 for o in result.objects if o.exit_code != EXIT_OK)
     return table(["object", "arch", "kernels", "discrepancies", "details"], rows) + [
         f"{len(result.objects)} objects, {bad} with discrepancies or errors"]
 
 
-def _details(result: ObjectCheck) -> str:
+def discrepancy_summary(result: ObjectCheck) -> str:
     """`9 missing x2`: each attribute and status that is not ok, with how many rows have it."""
     if result.error:
         return result.error

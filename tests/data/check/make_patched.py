@@ -35,17 +35,30 @@ PATCHES = {
 }
 
 
-def patched_bytes(source: Path, kernel_info: dict) -> bytes:
-    """`source` with its kernel_info replaced by `kernel_info`, compact JSON padded to the same length."""
+def replace_symbol(source: Path, symbol: str, data: bytes) -> bytes:
+    """The bytes of `source` with the initial bytes of the defined `symbol` replaced by `data` (same size)."""
     obj = load_object(source)
-    old = obj.c_string(f"{describe_export(obj).prefix}_kernel_info").encode() + b"\0"
-    new = json.dumps(kernel_info, separators=(",", ":")).encode()
-    if len(new) + 1 > len(old):
-        raise ValueError(f"{source}: {len(new)} bytes of kernel_info do not fit in {len(old) - 1}")
+    found = obj.symbol(symbol)
+    if found is None or not found.defined:
+        raise ValueError(f"{source}: no defined symbol {symbol}")
+    old = obj.symbol_bytes(found)
+    if len(data) != len(old):
+        raise ValueError(f"{source}: {symbol} holds {len(old)} bytes, not {len(data)}")
     raw = source.read_bytes()
     if raw.count(old) != 1:
-        raise ValueError(f"{source}: the kernel_info bytes are not unique in the file")
-    return raw.replace(old, new.ljust(len(old) - 1) + b"\0")
+        raise ValueError(f"{source}: the bytes of {symbol} are not unique in the file")
+    return raw.replace(old, data)
+
+
+def patched_bytes(source: Path, kernel_info: dict) -> bytes:
+    """`source` with its kernel_info replaced by `kernel_info`, compact JSON padded with spaces to the same length."""
+    obj = load_object(source)
+    symbol = f"{describe_export(obj).prefix}_kernel_info"
+    size = obj.symbol(symbol).size
+    new = json.dumps(kernel_info, separators=(",", ":")).encode()
+    if len(new) + 1 > size:
+        raise ValueError(f"{source}: {len(new)} bytes of kernel_info do not fit in {size - 1}")
+    return replace_symbol(source, symbol, new.ljust(size - 1) + b"\0")
 
 
 def main() -> None:
