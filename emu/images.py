@@ -1,25 +1,47 @@
-"""Parse-and-relocate once: a process-wide cache of laid-out images, keyed by file identity."""
+"""Parse-and-relocate once: laid-out images cached in the process and on disk.
+
+In the process, by file identity (path, size, mtime); across processes, by content
+(see image_store), so a repeated run neither parses nor imports LIEF.
+"""
 from __future__ import annotations
 
+import hashlib
 import os
 
+from . import image_store
+from .arch import architecture
 from .errors import ObjectFormatError
 from .export import Export, describe_export
 from .layout import Image, build_image
-from .objfile import load_object
+from .objfile import MAX_OBJECT_BYTES, parse_object
 
 _CACHE: dict[tuple[str, int, int], tuple[Image, Export]] = {}
 
 
 def load_image(path: str) -> tuple[Image, Export]:
-    """The relocated image and export description of an object file (cached by path, size, mtime)."""
+    """The relocated image and export description of an object file."""
+    path = str(path)
     try:
         stat = os.stat(path)
+        key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+        cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_OBJECT_BYTES + 1)
     except OSError as error:
-        raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=str(path)) from None
-    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
-    cached = _CACHE.get(key)
+        raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
+    if len(raw) > MAX_OBJECT_BYTES:
+        raise ObjectFormatError(f"file is larger than {MAX_OBJECT_BYTES >> 20} MiB; not a loader object", path=path)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    cached = image_store.load(sha256, path)
     if cached is None:
-        obj = load_object(path)
-        cached = _CACHE[key] = (build_image(obj), describe_export(obj))
+        obj = parse_object(raw, path, sha256)
+        image = build_image(obj)
+        cpu = architecture(obj.arch).cpu
+        if hasattr(cpu, "vector_sites"):
+            image.extras["vector_sites"] = cpu.vector_sites(image)
+        cached = (image, describe_export(obj))
+        image_store.save(*cached)
+    _CACHE[key] = cached
     return cached

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
-                     UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE,
+                     UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INSN_INVALID,
                      UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
                      UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_ALL, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
@@ -87,7 +87,18 @@ class Machine:
         self._memory_fault: tuple[str, int] | None = None
         uc.hook_add(UC_HOOK_CODE, self._on_stub, begin=STUB_BASE + STUB_SLOT, end=STUB_BASE + STUB_SIZE - 1)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
-        self.extension = arch.cpu.install_extensions(uc) if hasattr(arch.cpu, "install_extensions") else None
+        self._extension = None           # created on first need: it imports capstone
+        if hasattr(arch.cpu, "create_extension"):
+            uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
+
+    @property
+    def extension(self):
+        if self._extension is None and hasattr(self.arch.cpu, "create_extension"):
+            self._extension = self.arch.cpu.create_extension()
+        return self._extension
+
+    def _on_invalid(self, uc, user_data) -> bool:
+        return self.extension._on_invalid(uc, user_data)
 
     # -- objects ------------------------------------------------------------------
     def load(self, image: Image) -> None:
@@ -123,13 +134,7 @@ class Machine:
         for handle in self._site_hooks:
             self.uc.hook_del(handle)
         self._site_hooks = []
-        if self.extension is None:
-            return
-        sites = image.extras.get("vector_sites")
-        if sites is None:
-            sites = image.extras["vector_sites"] = [
-                address for segment in image.segments if segment.perms & 4
-                for address in self.extension.scan(segment.data, segment.address)]
+        sites = image.extras.get("vector_sites") or ()
         for address in sites:
             self._site_hooks.append(self.uc.hook_add(UC_HOOK_CODE, self.extension._on_site, begin=address, end=address))
 
@@ -148,9 +153,9 @@ class Machine:
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
-        unsupported = getattr(self.extension, "last_error", None)
+        unsupported = getattr(self._extension, "last_error", None)
         if self._fault is None and unsupported is not None:
-            self.extension.last_error = None
+            self._extension.last_error = None
             if type(unsupported).__name__ == "UnsupportedInstruction" and not unsupported.mnemonic.startswith("v"):
                 # not a vector instruction the AVX unit lacks: an undefined opcode (ud2, garbage bytes), #UD on hardware
                 self._fault = self._describe("invalid_instruction", f"invalid instruction '{(unsupported.mnemonic + ' ' + unsupported.op_str).strip()}' (#UD on hardware)",
@@ -211,7 +216,7 @@ class Machine:
             what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]
             verb = {"read": "read from", "write": "write to", "fetch": "execute"}[kind.split("_")[1]]
             return self._describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
-        if error.errno == UC_ERR_INSN_INVALID and getattr(self.extension, "last_error", None) is not None:
+        if error.errno == UC_ERR_INSN_INVALID and getattr(self._extension, "last_error", None) is not None:
             return None   # described by call(), which reads the extension's last_error
         kind = _ERROR_KIND.get(error.errno, "cpu_exception")
         if kind == "cpu_exception":   # AArch64 raises UC_ERR_EXCEPTION for udf and undefined encodings

@@ -138,12 +138,12 @@ def load_object(path: str | Path) -> ObjectFile:
     return parse_object(raw, path)
 
 
-def parse_object(raw: bytes, path: str = "<bytes>") -> ObjectFile:
+def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -> ObjectFile:
     machine = _check_header(raw, path)
     sections = _read_sections(raw, path)
     symbols = _read_symbols(sections, path)
     relocations = _read_relocations(sections, symbols, path)
-    return ObjectFile(path=path, arch=MACHINES[machine], sha256=hashlib.sha256(raw).hexdigest(),
+    return ObjectFile(path=path, arch=MACHINES[machine], sha256=sha256 or hashlib.sha256(raw).hexdigest(),
                       sections=sections, symbols=symbols, relocations=relocations)
 
 

@@ -87,21 +87,25 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
                       symbol_address: Callable[[int], int], got_base: int, got_slot: Callable[[int], int],
                       table: dict[int, Recipe], page: Callable[[int], int], image_base: int) -> None:
     """Patch `image` (the laid-out object) for every relocation of `obj`."""
+    def where(rel) -> str:     # built only for error messages: the hot loop never formats
+        return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
+
+    sections = obj.sections
     for rel in obj.relocations:
         recipe = table.get(rel.type)
-        where = f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
         if recipe is None:
-            raise RelocationError(f"unsupported relocation type {rel.type} {where}; emu's table for {obj.arch} does not implement it", path=obj.path)
-        section = obj.sections[rel.section]
-        if rel.offset + recipe.size > section.size:
-            raise RelocationError(f"relocation {recipe.name} {where} patches {recipe.size} bytes past the end of the section ({section.size:#x} bytes)", path=obj.path)
+            raise RelocationError(f"unsupported relocation type {rel.type} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
+        section = sections[rel.section]
+        size = recipe.size
+        if rel.offset + size > section.size:
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {size} bytes past the end of the section ({section.size:#x} bytes)", path=obj.path)
         if section.type == 8:  # NOBITS
-            raise RelocationError(f"relocation {recipe.name} {where} patches a NOBITS section", path=obj.path)
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
         place = section_base[rel.section] + rel.offset
         start = section_offset[rel.section] + rel.offset
-        inputs = Inputs(S=symbol_address(rel.symbol), A=rel.addend, P=place, GOT=got_base,
-                        G=got_slot(rel.symbol) - got_base if recipe.uses_got else 0, Page=page)
+        inputs = Inputs(symbol_address(rel.symbol), rel.addend, place, got_base,
+                        got_slot(rel.symbol) - got_base if recipe.uses_got else 0, page)
         try:
-            image[start:start + recipe.size] = recipe.encode(bytes(image[start:start + recipe.size]), recipe.calc(inputs))
+            image[start:start + size] = recipe.encode(bytes(image[start:start + size]), recipe.calc(inputs))
         except FieldOverflow as error:
-            raise RelocationError(f"relocation {recipe.name} {where} is out of range: {error}", path=obj.path) from None
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None

@@ -45,7 +45,7 @@ class Param:
 class CudaCall(BaseModel):
     """Base of every stub model: the parameters of one call, by their CUDA names."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)   # schemas build on first validation, not at import
 
     symbol: ClassVar[str]        # the wrapper symbol the object references, e.g. "_cudaFuncSetAttribute"
     prototype: ClassVar[str]     # the CUDA prototype, for documentation and `emu inspect`

@@ -16,6 +16,7 @@ class X86_64Cpu:
 
     def __init__(self) -> None:
         self._disassembler = None
+        self._scanner = None
 
     def create(self) -> Uc:
         return Uc(UC_ARCH_X86, UC_MODE_64)   # SSE is on by default in Unicorn's x86-64
@@ -26,12 +27,18 @@ class X86_64Cpu:
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}
 
-    def install_extensions(self, uc: Uc):
-        """Carry out the AVX/AVX-512 instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
+    def vector_sites(self, image) -> list[int]:
+        """Addresses of VEX/EVEX instructions in the image's code (see AvxUnit.scan)."""
         from ..x86_avx import AvxUnit
-        unit = AvxUnit()
-        unit.install(uc)
-        return unit
+        if self._scanner is None:
+            self._scanner = AvxUnit()
+        return [address for segment in image.segments if segment.perms & 4
+                for address in self._scanner.scan(segment.data, segment.address)]
+
+    def create_extension(self):
+        """The unit that carries out AVX/AVX-512 instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
+        from ..x86_avx import AvxUnit
+        return AvxUnit()
 
     def disassemble(self, code: bytes, address: int) -> str:
         if self._disassembler is None:

@@ -1,0 +1,87 @@
+"""A persistent store of parsed and relocated objects, keyed by their content.
+
+Parsing needs LIEF, whose import and teardown cost about half a second: most of a short
+`python -m emu run`.  The first run of an object stores what parsing produced (sections,
+symbols, relocations, the relocated segments, the export description, the vector
+instruction sites) as JSON under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
+of the same bytes read it back and never import LIEF.  The store holds only emu's own
+output, as plain JSON (no pickle); an entry that does not read back cleanly is ignored
+and rebuilt.  `EMU_CACHE_DIR=off` disables it.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+
+from . import __version__
+from .export import Export
+from .layout import Image, Segment
+from .objfile import ObjectFile, Relocation, Section, Symbol
+
+FORMAT = 1
+
+
+def store_dir() -> str | None:
+    configured = os.environ.get("EMU_CACHE_DIR")
+    if configured == "off":
+        return None
+    return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
+
+
+def _entry_path(sha256: str) -> str | None:
+    folder = store_dir()
+    return os.path.join(folder, "images", f"{sha256}.json") if folder else None
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def save(image: Image, export: Export) -> None:
+    path = _entry_path(image.obj.sha256)
+    if path is None:
+        return
+    obj = image.obj
+    record = {
+        "format": FORMAT, "emu": __version__, "sha256": obj.sha256, "arch": obj.arch,
+        "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, _b64(s.data)] for s in obj.sections],
+        "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols],
+        "relocations": [[r.section, r.offset, r.type, r.symbol, r.addend] for r in obj.relocations],
+        "segments": [[s.address, _b64(s.data), s.perms] for s in image.segments],
+        "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
+        "got_base": image.got_base, "extras": image.extras,
+        "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
+    }
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(handle, "w") as out:
+            json.dump(record, out, separators=(",", ":"))
+        os.replace(temporary, path)
+    except OSError:
+        pass   # a read-only or full disk only costs the next run a parse
+
+
+def load(sha256: str, path: str) -> tuple[Image, Export] | None:
+    entry = _entry_path(sha256)
+    if entry is None or not os.path.isfile(entry):
+        return None
+    try:
+        with open(entry) as handle:
+            record = json.load(handle)
+        if record.get("format") != FORMAT or record.get("emu") != __version__ or record.get("sha256") != sha256:
+            return None
+        obj = ObjectFile(path=path, arch=record["arch"], sha256=sha256,
+                         sections=[Section(*s[:8], base64.b64decode(s[8])) for s in record["sections"]],
+                         symbols=[Symbol(*s) for s in record["symbols"]],
+                         relocations=[Relocation(*r) for r in record["relocations"]])
+        image = Image(obj, [Segment(a, base64.b64decode(d), p) for a, d, p in record["segments"]],
+                      record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
+                      record["extras"])
+        raw = record["export"]
+        export = Export(**{**raw, "kernel_info": {k: {int(a): v for a, v in attrs.items()} for k, attrs in raw["kernel_info"].items()}})
+        return image, export
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
