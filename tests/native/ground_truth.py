@@ -2,10 +2,13 @@
 
 For one fixture this module
 - picks the RuntimeConfig both sides use (`runtime_config`) and the entry sequence (`entry_specs`),
-- writes a C harness (`harness_source`): a config block, `stubs.c` (the recording stubs, answering like
-  emu's runtime model), the fixture's own export header (its `Kernel_Module_Load` and launch wrapper
-  run for real) and a `main` that calls the entries in the same order emu runs them,
-- links it with the object (`build`, natively or with a cross compiler) and runs it (`run_native`),
+- compiles `stubs.c` (the recording stubs, answering like emu's runtime model) once per architecture
+  (`build_stubs`),
+- writes a C harness (`harness_source`): the fixture's kernel and function tables, its own export
+  header (its `Kernel_Module_Load` and launch wrapper run for real) and a `main` that calls the
+  entries in the same order emu runs them; `--wrap` records the entries the header calls,
+- links harness, stubs and object (`build`, natively or with a cross compiler) and runs it once per
+  variant (`run_native`; injected errors go on the command line),
 - turns emu's ObjectRun into the same event list (`emu_events`) and finds the first difference
   (`first_difference`).
 
@@ -30,8 +33,8 @@ from stub_models import CATALOGUE
 
 HERE = Path(__file__).resolve().parent
 PROFILE = HERE.parent.parent / "emu" / "cuda" / "profiles" / "h200.json"
-NUM_FUNC_ATTRIBUTES = 18          # CUfunction_attribute 0-17
-DEVICE_COUNT = 2
+NUM_FUNC_ATTRIBUTES = 18          # CUfunction_attribute 0-17 (stubs.h says the same)
+DEVICE_COUNT = 2                  # stubs.h says the same
 LIBRARY_HANDLE = 0x11B0000
 FIRST_KERNEL_HANDLE = 0x4B000
 OPTIN_SMEM = 232448               # H200 cudaDevAttrMaxSharedMemoryPerBlockOptin (97)
@@ -40,15 +43,16 @@ STATIC_SMEM_STEP = 1024           # kernel i has static shared memory 1024 * (i 
 # A second run of every fixture fails chosen calls (RuntimeConfig.errors): each loader form meets an
 # error somewhere, so the stop-at-first-error paths, the entry results and what later entries see
 # (a failed cudaLibraryLoadData leaves the old library in the slot) are compared too.
+# (symbol, N-th call, cudaError_t, every later call too); where each lands depends on the kernel count.
 INJECTED_ERRORS = (
-    ("_cudaFuncSetAttribute", 2, 1, False),               # first cuda_load stops at attribute 14
-    ("_cuKernelGetAttribute", 2, 400, False),              # cuda_load_to_device(0) stops at its first kernel
-    ("_cudaKernelSetAttributeForDevice", 3, 1, False),     # a later cuda_load_to_device stops at attribute 8
+    ("_cudaFuncSetAttribute", 2, 1, False),                # the first cuda_load stops at attribute 14
+    ("_cuKernelGetAttribute", 2, 400, False),              # a cuda_load_to_device stops at a kernel
+    ("_cudaKernelSetAttributeForDevice", 3, 1, False),
     ("_cudaLibraryLoadData", 2, 2, False),                 # mlir_cuda_init fails: the old library stays
-    ("_cudaGetDevice", 3, 3, False),                       # one cuda_load fails before any kernel
+    ("_cudaGetDevice", 3, 3, False),                       # a cuda_load fails before any kernel
     ("_cudaLibraryGetKernel", 9, 500, False),
-    ("_cudaDeviceGetAttribute", 12, 101, True),            # every later load_to_device fails first thing
-    ("_cudaLaunchKernelEx", 1, 9, False),
+    ("_cudaDeviceGetAttribute", 12, 101, True),            # from here every load_to_device fails first thing
+    ("_cudaLaunchKernelEx", 1, 9, False),                  # the launch wrapper stops at the failed launch
 )
 VARIANTS = {"answers": (), "injected_errors": INJECTED_ERRORS}
 
@@ -108,23 +112,51 @@ def runtime_source() -> str:
 
 
 # -- the object's defined functions (for caller names), read straight from its ELF symbol table -----
-def defined_functions(obj: Path) -> list[tuple[str, int]]:
-    """(name, size) of every global function the object defines."""
+@dataclass(frozen=True)
+class Function:
+    name: str
+    size: int
+    section: int
+    value: int
+    is_global: bool
+
+
+def defined_functions(obj: Path) -> list[Function]:
+    """Every function (STT_FUNC) the object defines, global or local."""
     data = obj.read_bytes()
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names = []
+    functions = []
     for _, sh_type, _, _, offset, size, link, _, _, entsize in sections:
         if sh_type != 2:                                  # SHT_SYMTAB
             continue
         strtab = sections[link]
         for pos in range(offset + entsize, offset + size, entsize):
-            st_name, st_info, _, st_shndx, _, st_size = struct.unpack_from("<IBBHQQ", data, pos)
-            if st_info & 0xF == 2 and st_info >> 4 == 1 and st_shndx != 0:   # STT_FUNC, STB_GLOBAL, defined
+            st_name, st_info, _, st_shndx, st_value, st_size = struct.unpack_from("<IBBHQQ", data, pos)
+            if st_info & 0xF == 2 and 0 < st_shndx < 0xFF00:                # STT_FUNC in a real section
                 start = strtab[4] + st_name
-                names.append((data[start:data.index(b"\0", start)].decode(), st_size))
-    return names
+                functions.append(Function(data[start:data.index(b"\0", start)].decode(), st_size, st_shndx,
+                                          st_value, st_info >> 4 != 0))
+    return functions
+
+
+def function_table(functions: list[Function], wrapped: set[str]) -> list[str]:
+    """C for `gt_object_functions`: globals by name (asm labels, since the header may declare the same
+    names with other C types; wrapped ones through __real_), locals at an offset from a global
+    function of their section."""
+    globals_ = [f for f in functions if f.is_global]
+    lines, rows = [], []
+    for i, f in enumerate(globals_):
+        lines.append(f'extern char object_function_{i}[] __asm__("{"__real_" + f.name if f.name in wrapped else f.name}");')
+    for f in functions:
+        anchor = next((i for i, g in enumerate(globals_) if g.section == f.section), None)
+        if anchor is None:
+            continue                                       # unreachable from C; its calls show as raw addresses
+        rows.append(f'{{"{f.name}", object_function_{anchor} + ({f.value} - {globals_[anchor].value}), {f.size}}}')
+    lines.append("const struct gt_function gt_object_functions[] = {" + ", ".join(rows) + "};")
+    lines.append(f"const int gt_object_function_count = {len(rows)};")
+    return lines
 
 
 # -- the harness ------------------------------------------------------------------------------------
@@ -137,12 +169,12 @@ class Fixture:
     arch: str                         # "x86_64" or "aarch64"
 
     @property
-    def functions(self) -> list[tuple[str, int]]:
+    def functions(self) -> list[Function]:
         return defined_functions(self.obj)
 
     @property
     def has_mlir_cuda_load(self) -> bool:
-        return f"_mlir_{self.prefix}_cuda_load" in dict(self.functions)
+        return any(f.name == f"_mlir_{self.prefix}_cuda_load" for f in self.functions)
 
 
 _WRAPPER = re.compile(r"static inline int32_t (cute_dsl_\w+_wrapper)\(([^)]*)\)\s*\{(.*?)\n\}", re.S)
@@ -207,13 +239,8 @@ def harness_source(fixture: Fixture) -> str:
            "const char *const gt_kernel_names[] = {" + ", ".join(json.dumps(n) for n in names) + "};",
            "const int64_t gt_kernel_defaults[][NUM_FUNC_ATTRIBUTES] = {"
            + ", ".join("{" + ", ".join(map(str, kernel_defaults(static_smem(i)))) + "}" for i in range(len(names))) + "};"]
-    functions = fixture.functions
-    for i, (name, _) in enumerate(functions):   # asm labels: the C names in the header may clash; wrapped ones via __real_
-        out.append(f'extern char object_function_{i}[] __asm__("{"__real_" + name if name in wrapped else name}");')
-    out.append("const struct gt_function gt_object_functions[] = {"
-               + ", ".join(f'{{"{n}", object_function_{i}, {size}}}' for i, (n, size) in enumerate(functions)) + "};")
-    out += [f"const int gt_object_function_count = {len(functions)};",
-            "#define CUTE_DSL_CUDA_ERROR_CHECK(err) { cudaError_t status_ = (err); (void)status_; }",
+    out += function_table(fixture.functions, wrapped)
+    out += ["#define CUTE_DSL_CUDA_ERROR_CHECK(err) { cudaError_t status_ = (err); (void)status_; }",
             f'#include "{fixture.header.name}"',
             f"static {p}_Kernel_Module_t module;"]
     launch, launch_lines = _launch_call(header_text)
