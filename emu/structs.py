@@ -29,7 +29,7 @@ _ATTRIBUTE_FIELDS: dict[int, tuple[str, tuple[str, ...]]] = {
     L.MEM_SYNC_DOMAIN: ("<i", ("memSyncDomain",)),
     L.PREFERRED_CLUSTER_DIMENSION: ("<III", ("x", "y", "z")),
     L.LAUNCH_COMPLETION_EVENT: ("<QI", ("event", "flags")),
-    L.DEVICE_UPDATABLE_KERNEL_NODE: ("<iQ", ("deviceUpdatable", "devNode")),
+    L.DEVICE_UPDATABLE_KERNEL_NODE: ("<i4xQ", ("deviceUpdatable", "devNode")),   # devNode is 8-aligned
     L.PREFERRED_SHARED_MEMORY_CARVEOUT: ("<I", ("sharedMemCarveout",)),
 }
 
