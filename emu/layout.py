@@ -41,6 +41,7 @@ class Image:
     got_base: int
     extras: dict = field(default_factory=dict)   # per-image facts other parts compute once (vector sites)
     _starts: list[int] = field(default_factory=list, repr=False)
+    _located: dict[int, str] = field(default_factory=dict, repr=False)
     _names: list[str] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -49,7 +50,13 @@ class Image:
         self._names = [name for _, name in located]
 
     def locate(self, address: int) -> str:
-        """`function+0xoff` for a code address, or the stub's symbol, or a raw address."""
+        """`function+0xoff` for a code address, or the stub's symbol, or a raw address (memoised)."""
+        known = self._located.get(address)
+        if known is None:
+            known = self._located[address] = self._locate(address)
+        return known
+
+    def _locate(self, address: int) -> str:
         if address == RETURN_SENTINEL:
             return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
         slot = (address - STUB_BASE) // STUB_SLOT

@@ -11,7 +11,7 @@ from .errors import ObjectFormatError
 from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
-from .trace import CallRecord, EntryRun, ObjectRun
+from .trace import CallRecord, EntryRun, ObjectRun, fast_model
 
 
 class ObjectSession:
@@ -59,9 +59,9 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         returned = outcome.returned
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
-        runs.append(EntryRun.model_construct(entry=entry, function=symbol, args=shown, returned=returned,
-                                             instructions=None, fault=outcome.fault,
-                                             first_call=first_call, end_call=len(dispatcher.calls)))
+        runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
+                                              instructions=None, fault=outcome.fault,
+                                              first_call=first_call, end_call=len(dispatcher.calls))))
         return outcome.fault is None
 
     for spec in entries:
@@ -84,8 +84,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             ok = run_launch(call, session, export, path)
         if not ok:
             break
-    return ObjectRun.model_construct(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
-                                     entries=runs, calls=dispatcher.calls, state=runtime.snapshot())
+    return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
+                                      entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
 
 
 def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, machine: Machine) -> bool:
@@ -97,9 +97,9 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
     if not call("mlir_cuda_init", [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True):
         return False
     count = runtime.config.device_count
-    dispatcher.calls.append(CallRecord.model_construct(index=len(dispatcher.calls), entry="module_load",
-                                                       symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
-                                                       ret=0, injected=False, caller="header Kernel_Module_Load"))
+    dispatcher.calls.append(fast_model(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
+                                                        symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
+                                                        ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
         machine.uc.mem_write(session.device_slot, struct.pack("<i", device))
