@@ -16,6 +16,7 @@ from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, FuncAttribute
 
 from .config import RuntimeConfig
 from .profile import load_profile
+from .resources import RESOURCE_BEHAVIOURS
 
 A = FuncAttribute
 E = CudaError
@@ -41,6 +42,8 @@ class CudaRuntime:
     launches: list[dict[str, Any]] = field(default_factory=list)
     next_handle: int = 0x10000
     used_libraries: set[int] = field(default_factory=set)   # loaded by cudaLibraryLoadData or asked for a kernel
+    resources: dict[str, dict[int, dict]] = field(default_factory=lambda: {
+        "stream": {}, "event": {}, "device_memory": {}, "host_memory": {}})   # live handles by kind
 
     def __post_init__(self) -> None:
         self.profile = load_profile(self.config.profile)
@@ -82,6 +85,7 @@ class CudaRuntime:
                          "devices": {str(d): {A(a).name: v for a, v in attrs.items()} for d, attrs in k.attributes.items()}}
                         for k in self.kernels.values() if k.library in self.used_libraries],
             "launches": self.launches,
+            "live": {kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles},
         }
 
     # -- the attribute rules, as the H200 answered ---------------------------------
@@ -195,6 +199,7 @@ BEHAVIOURS: dict[str, Callable[[CudaRuntime, CudaCall], Result]] = {
     "_cudaFuncSetAttribute": func_set_attribute,
     "_cudaKernelSetAttributeForDevice": kernel_set_attribute_for_device,
     "_cudaLaunchKernelEx": launch_kernel_ex,
+    **RESOURCE_BEHAVIOURS,
 }
 
 
