@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
-    schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios and traces")
-    schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "all"), default="all")
+    schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
+    schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:

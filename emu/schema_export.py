@@ -7,6 +7,8 @@ from __future__ import annotations
 
 
 def schemas() -> dict:
+    from .check import CheckResult
+    from .inspect import InspectResult
     from .scenario.model import Scenario
     from .scenario.runner import ScenarioResult
     from .trace import ObjectRun
@@ -14,6 +16,8 @@ def schemas() -> dict:
         "scenario": Scenario.model_json_schema(),
         "trace": ObjectRun.model_json_schema(),
         "result": ScenarioResult.model_json_schema(),
+        "check": CheckResult.model_json_schema(),
+        "inspect": InspectResult.model_json_schema(),
     }
 
 
