@@ -49,9 +49,16 @@ def matches(pattern: CallPattern, call: CallRecord) -> bool:
     return pattern.ret is None or enum_value(CudaError, pattern.ret) == call.ret
 
 
+def _show_arg(value, kind) -> str:
+    try:
+        return show_value(_resolve(value, kind), kind)
+    except (TypeError, AttributeError, ValueError, KeyError):   # a pattern the user wrote need not be a well-formed struct
+        return repr(value)
+
+
 def show_pattern(pattern: CallPattern) -> str:
     kinds = param_kinds(pattern.symbol)
-    args = ", ".join(f"{k}={show_value(_resolve(v, kinds.get(k)), kinds.get(k))}" for k, v in pattern.args.items())
+    args = ", ".join(f"{k}={_show_arg(v, kinds.get(k))}" for k, v in pattern.args.items())
     text = f"{pattern.symbol}({args})"
     if pattern.outputs:
         text += " => " + ", ".join(f"*{k}={v}" for k, v in pattern.outputs.items())
