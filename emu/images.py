@@ -13,7 +13,7 @@ from .arch import architecture
 from .errors import ObjectFormatError
 from .export import Export, describe_export
 from .layout import Image, build_image
-from .objfile import MAX_OBJECT_BYTES, parse_object
+from .objfile import parse_object, read_object_bytes
 
 _CACHE: dict[tuple[str, int, int], tuple[Image, Export]] = {}
 
@@ -23,16 +23,13 @@ def load_image(path: str) -> tuple[Image, Export]:
     path = str(path)
     try:
         stat = os.stat(path)
-        key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
-        cached = _CACHE.get(key)
-        if cached is not None:
-            return cached
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_OBJECT_BYTES + 1)
     except OSError as error:
         raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
-    if len(raw) > MAX_OBJECT_BYTES:
-        raise ObjectFormatError(f"file is larger than {MAX_OBJECT_BYTES >> 20} MiB; not a loader object", path=path)
+    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    raw = read_object_bytes(path)
     sha256 = hashlib.sha256(raw).hexdigest()
     cached = image_store.load(sha256, path)
     if cached is None:

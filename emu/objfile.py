@@ -125,9 +125,8 @@ class ObjectFile:
         return f"symbol[{index}]"
 
 
-def load_object(path: str | Path) -> ObjectFile:
-    """Parse and validate `path`; raise ObjectFormatError with a precise message."""
-    path = str(path)
+def read_object_bytes(path: str) -> bytes:
+    """The file's bytes, refusing unreadable paths and files too large to be a loader object."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_OBJECT_BYTES + 1)
@@ -135,7 +134,13 @@ def load_object(path: str | Path) -> ObjectFile:
         raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
     if len(raw) > MAX_OBJECT_BYTES:
         raise ObjectFormatError(f"file is larger than {MAX_OBJECT_BYTES >> 20} MiB; not a loader object", path=path)
-    return parse_object(raw, path)
+    return raw
+
+
+def load_object(path: str | Path) -> ObjectFile:
+    """Parse and validate `path`; raise ObjectFormatError with a precise message."""
+    path = str(path)
+    return parse_object(read_object_bytes(path), path)
 
 
 def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -> ObjectFile:

@@ -16,8 +16,10 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from .base import CudaCall
+from .library import (CudaLibraryGetGlobal, CudaLibraryGetKernel, CudaLibraryGetKernelCount, CudaLibraryGetManaged,
+                      CudaLibraryGetUnifiedFunction, CudaLibraryLoadData, CudaLibraryLoadFromFile, CudaLibraryUnload)
 from .enums import FuncAttribute, TensorMapDataType, TensorMapFloatOOBFill, TensorMapInterleave, TensorMapL2Promotion, TensorMapSwizzle
-from .fields import CString, Enum, Handle, Int, Out, Ptr, Struct, UInt
+from .fields import Enum, Handle, Int, Out, Ptr, Struct, UInt
 
 _LOAD_OPTIONS = ("CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, "
                  "CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions")
@@ -52,51 +54,44 @@ class CuKernelGetAttribute(DriverCall):
     dev: Int = Field(description="device ordinal (the wrapper converts it with cuDeviceGet)")
 
 
-class CuLibraryLoadData(DriverCall):
+class CuLibraryLoadData(CudaLibraryLoadData):
+    """The driver twin of cudaLibraryLoadData: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryLoadData"
     prototype: ClassVar[str] = f"CUresult cuLibraryLoadData(CUlibrary *library, const void *code, {_LOAD_OPTIONS})"
-    library: Out("handle") = Field(description="receives the library handle")
-    code: Ptr = Field(description="the fatbin / cubin / PTX image")
-    jitOptions: Ptr = Field(description="array of CUjit_option")
-    jitOptionsValues: Ptr = Field(description="array of JIT option values")
-    numJitOptions: UInt = Field(description="number of JIT options")
-    libraryOptions: Ptr = Field(description="array of CUlibraryOption")
-    libraryOptionValues: Ptr = Field(description="array of library option values")
-    numLibraryOptions: UInt = Field(description="number of library options")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryLoadFromFile(DriverCall):
+class CuLibraryLoadFromFile(CudaLibraryLoadFromFile):
+    """The driver twin of cudaLibraryLoadFromFile: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryLoadFromFile"
     prototype: ClassVar[str] = f"CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, {_LOAD_OPTIONS})"
-    library: Out("handle") = Field(description="receives the library handle")
-    fileName: CString = Field(description="path of the cubin / fatbin / PTX file")
-    jitOptions: Ptr = Field(description="array of CUjit_option")
-    jitOptionsValues: Ptr = Field(description="array of JIT option values")
-    numJitOptions: UInt = Field(description="number of JIT options")
-    libraryOptions: Ptr = Field(description="array of CUlibraryOption")
-    libraryOptionValues: Ptr = Field(description="array of library option values")
-    numLibraryOptions: UInt = Field(description="number of library options")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryUnload(DriverCall):
+class CuLibraryUnload(CudaLibraryUnload):
+    """The driver twin of cudaLibraryUnload: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryUnload"
     prototype: ClassVar[str] = "CUresult cuLibraryUnload(CUlibrary library)"
-    library: Handle = Field(description="library handle to unload")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryGetKernel(DriverCall):
+class CuLibraryGetKernel(CudaLibraryGetKernel):
+    """The driver twin of cudaLibraryGetKernel: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryGetKernel"
     prototype: ClassVar[str] = "CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)"
-    pKernel: Out("handle") = Field(description="receives the kernel handle")
-    library: Handle = Field(description="library handle")
-    name: CString = Field(description="kernel (entry function) name")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryGetKernelCount(DriverCall):
+class CuLibraryGetKernelCount(CudaLibraryGetKernelCount):
+    """The driver twin of cudaLibraryGetKernelCount: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryGetKernelCount"
     prototype: ClassVar[str] = "CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)"
-    count: Out("u32") = Field(description="receives the number of kernels in the library")
-    lib: Handle = Field(description="library handle")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
 class CuLibraryGetModule(DriverCall):
@@ -106,32 +101,27 @@ class CuLibraryGetModule(DriverCall):
     library: Handle = Field(description="library handle")
 
 
-class CuLibraryGetGlobal(DriverCall):
+class CuLibraryGetGlobal(CudaLibraryGetGlobal):
+    """The driver twin of cudaLibraryGetGlobal: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryGetGlobal"
     prototype: ClassVar[str] = "CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)"
-    dptr: Out("handle") = Field(description="receives the global's device pointer (may be NULL)")
-    bytes: Out("size") = Field(description="receives the global's size in bytes (may be NULL)")
-    library: Handle = Field(description="library handle")
-    name: CString = Field(description="name of the __device__ global")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryGetManaged(DriverCall):
+class CuLibraryGetManaged(CudaLibraryGetManaged):
+    """The driver twin of cudaLibraryGetManaged: the same parameters, in the same order."""
+
     symbol: ClassVar[str] = "_cuLibraryGetManaged"
     prototype: ClassVar[str] = "CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)"
-    dptr: Out("handle") = Field(description="receives the managed variable's pointer (may be NULL)")
-    bytes: Out("size") = Field(description="receives its size in bytes (may be NULL)")
-    library: Handle = Field(description="library handle")
-    name: CString = Field(description="name of the __managed__ variable")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
-class CuLibraryGetUnifiedFunction(DriverCall):
+class CuLibraryGetUnifiedFunction(CudaLibraryGetUnifiedFunction):
     """The prototype's third parameter is `symbol`; the field is `symbol_` (CudaCall.symbol is taken)."""
-
     symbol: ClassVar[str] = "_cuLibraryGetUnifiedFunction"
     prototype: ClassVar[str] = "CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)"
-    fptr: Out("handle") = Field(description="receives the unified function pointer")
-    library: Handle = Field(description="library handle")
-    symbol_: CString = Field(description="name of the unified function (prototype name `symbol`)")
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "driver"
 
 
 class CuTensorMapEncodeTiled(DriverCall):
