@@ -43,6 +43,10 @@ def load_scenario(path: str) -> LoadedScenario:
         more = f" ({error.error_count() - 1} more error(s))" if error.error_count() > 1 else ""
         message = first["msg"].removeprefix("Value error, ")
         raise ScenarioError(f"line {line}: field {field}: {message}{more}", path=path) from None
+    except (TypeError, AttributeError, KeyError, RecursionError) as error:   # a validator met a shape it does not expect
+        loc = _failing_field(data)
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        raise ScenarioError(f"line {line_of(lines, loc)}: field {field}: invalid value ({type(error).__name__}: {error})", path=path) from None
     _check_patterns(scenario, lines, path)
     base = os.path.dirname(os.path.abspath(path))
     object_paths = []
@@ -52,6 +56,29 @@ def load_scenario(path: str) -> LoadedScenario:
             raise ScenarioError(f"line {line_of(lines, ('objects', index))}: field objects.{index}: object file {ref.path} not found (looked for {resolved})", path=path)
         object_paths.append(resolved)
     return LoadedScenario(path, scenario, lines, object_paths)
+
+
+def _failing_field(data: dict) -> tuple:
+    """The top-level key (and list index) whose value makes validation raise something other than ValidationError."""
+    def raises(candidate: dict) -> bool:
+        try:
+            Scenario.model_validate(candidate)
+        except ValidationError:
+            return False
+        except Exception:   # noqa: BLE001 - exactly what we are looking for
+            return True
+        return False
+
+    for key, value in data.items():
+        base = {"objects": ["x.o"]} if key != "objects" else {}
+        if not raises({**base, key: value}):
+            continue
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if raises({**base, key: [item]}):
+                    return (key, index)
+        return (key,)
+    return ()
 
 
 def _check_patterns(scenario: Scenario, lines: dict, path: str) -> None:
