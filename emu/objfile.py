@@ -188,7 +188,7 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     sections: list[Section] = []
     alloc_total = 0
     for index, sec in enumerate(binary.sections):
-        kind, size, offset = int(sec.type) & 0xFFFFFFFF, sec.size, sec.offset
+        kind, size, offset = _raw_type(sec), sec.size, sec.offset
         name = sec.name
         if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > len(raw):
             raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({len(raw)} bytes)", path=path)
@@ -203,6 +203,14 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
         data = b"" if kind in (SHT_NOBITS, SHT_NULL) else raw[offset:offset + size]
         sections.append(Section(index, name, kind, flags, size, max(align, 1), sec.link, sec.information, data))
     return sections
+
+
+def _raw_type(sec) -> int:
+    """sh_type as a number; LIEF warns (RuntimeWarning on stderr) when building its enum from an unknown value."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return int(sec.type) & 0xFFFFFFFF
 
 
 def _string_at(table: bytes, offset: int) -> str:
