@@ -190,6 +190,8 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     for index, sec in enumerate(binary.sections):
         kind, size, offset = _raw_type(sec), sec.size, sec.offset
         name = sec.name
+        if isinstance(name, bytes):   # LIEF hands back bytes for a name that is not UTF-8
+            name = name.decode("utf-8", "replace")
         if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > len(raw):
             raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({len(raw)} bytes)", path=path)
         flags = int(sec.flags)
