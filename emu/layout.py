@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
-from .memory_map import (CODE_BASE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, RODATA_BASE, STUB_BASE, STUB_SLOT,
-                         STUB_SLOTS, page_up, stub_address)
+from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
+                         RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up, stub_address)
 from .objfile import SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION, ObjectFile
 from .relocation import apply_relocations
 
@@ -84,7 +84,7 @@ def build_image(obj: ObjectFile) -> Image:
     packed = 0
     got_base = 0
     for perms, sections in groups.items():
-        start = cursor = REGION_BASE[perms]
+        start = cursor = _region_base(obj, perms, sections)
         for section in sections:
             cursor = (cursor + section.align - 1) & ~(section.align - 1)
             section_base[section.index] = cursor
@@ -131,7 +131,7 @@ def build_image(obj: ObjectFile) -> Image:
     for section in obj.sections:
         if section.index in section_offset and section.type != SHT_NOBITS:
             offset = section_offset[section.index]
-            image[offset:offset + section.size] = section.data
+            image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
     for slot, index in enumerate(got_symbols):
         offset = got_offset + 8 * slot
         image[offset:offset + 8] = symbol_address(index).to_bytes(8, "little")
@@ -145,6 +145,24 @@ def build_image(obj: ObjectFile) -> Image:
             target = functions if symbol.type == STT_FUNC else data_symbols
             target[symbol.name] = section_base[symbol.shndx] + symbol.value
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
+
+
+def _region_base(obj: ObjectFile, perms: int, sections) -> int:
+    """Where a permission class starts.  Small code goes to a slot chosen by content.
+
+    Unicorn keeps translated code per address: objects whose code lives at different
+    addresses can alternate in one emulator without invalidating each other's
+    translations.  The slot comes from the object's hash, so it is the same in every
+    process (and in the persistent image store); two objects in one slot still run
+    correctly, the second just retranslates.
+    """
+    if perms == PERM_R | PERM_X:
+        end = 0
+        for section in sections:
+            end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
+        if end <= CODE_SLOT_SIZE:
+            return code_slot_address(int(obj.sha256[:8], 16) % CODE_SLOTS)
+    return REGION_BASE[perms]
 
 
 def _got_symbols(obj: ObjectFile, table) -> list[int]:
