@@ -91,6 +91,24 @@ def _check_patterns(scenario: Scenario, lines: dict, path: str) -> None:
         for key, patterns in groups:
             for index, pattern in enumerate(patterns):
                 _check_pattern(pattern, prefix + tuple(key.split(".")) + (index,), lines, path)
+                if pattern.ret is not None:
+                    _check_enum("CudaError", pattern.ret, prefix + tuple(key.split(".")) + (index, "ret"), lines, path)
+        for name, code in expect.returns.items():
+            _check_enum("CudaError", code, prefix + ("returns", name), lines, path)
+        for index, state in enumerate(expect.state):
+            _check_enum("FuncAttribute", state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
+
+
+def _check_enum(enum_name: str, value, where: tuple, lines: dict, path: str, member: bool = False) -> None:
+    """A name or number the checker will resolve later: resolve it now, so a bad one is an error with a line."""
+    from stub_models import enums
+    enum = getattr(enums, enum_name)
+    try:
+        number = enums.enum_value(enum, value)
+        if member:
+            enum(number)
+    except ValueError as error:
+        raise ScenarioError(f"line {line_of(lines, where)}: field {'.'.join(str(p) for p in where)}: {error}", path=path) from None
 
 
 def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
