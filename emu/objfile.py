@@ -154,6 +154,8 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
 
 def _check_header(raw: bytes, path: str) -> int:
     """Check the ELF identity ourselves before LIEF sees the file, for exact messages."""
+    if not raw:
+        raise ObjectFormatError("the file is empty (0 bytes), not an ELF object", path=path)
     if len(raw) < 4 or raw[:4] != b"\x7fELF":
         raise ObjectFormatError("not an ELF file (no \\x7fELF magic at offset 0)", path=path)
     if len(raw) < 64:
