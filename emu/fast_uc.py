@@ -56,3 +56,21 @@ def mem_write(uc: Uc, address: int, data: bytes) -> None:
     status = _LIB.uc_mem_write(uc._uch, address, data, len(data))
     if status:
         raise UcError(status)
+
+
+class RegisterBatch:
+    """Reads a fixed list of 64-bit registers with one uc_reg_read_batch call."""
+
+    def __init__(self, regs: tuple[int, ...]):
+        self.regs = regs
+        self._ids = (ctypes.c_int * len(regs))(*regs)
+        self._values = (ctypes.c_uint64 * len(regs))()
+        self._pointers = (ctypes.c_void_p * len(regs))(*(ctypes.addressof(self._values) + 8 * i for i in range(len(regs))))
+
+    def read(self, uc: Uc) -> list[int]:
+        if _LIB is None:
+            return [uc.reg_read(reg) for reg in self.regs]
+        status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, len(self.regs))
+        if status:
+            raise UcError(status)
+        return self._values[:]

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INSN_INVALID,
                      UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
-                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_READ,
+                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
 from .fast_uc import mem_write
-from .layout import PERM_W, PERM_X, Image
-from .memory_map import (HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
+from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
+from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
 from .stubs import StubDispatcher, StubFailure
 from .trace import Fault
@@ -81,7 +81,9 @@ class Machine:
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
         self._mapped: dict[int, tuple[int, bytes]] = {}     # perms -> (address, bytes last written)
-        self._site_hooks: list[int] = []
+        self._site_hooks: dict[int, tuple[bytes, list[int]]] = {}   # code address -> (bytes, hook handles)
+        self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
+        self._active_slot: int | None = None
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
@@ -104,12 +106,22 @@ class Machine:
     def load(self, image: Image) -> None:
         """Map the image's segments, touching Unicorn as little as possible.
 
-        Each permission class keeps its mapping while the next object's segment has the
-        same size, and its bytes are rewritten only when they differ: remapping flushes
-        all translated code, rewriting invalidates only the pages written.  Writable
-        data is always rewritten, since the previous run may have changed it.
+        Code in a content-chosen slot (see memory_map) stays mapped: the slot of the
+        object that ran before is only made inaccessible, so its translated code
+        survives for the next time it runs, and a stray jump into it still faults.
+        Other classes keep their mapping while the next segment has the same size and
+        are rewritten only when their bytes differ (writable data always, since a run
+        changes it).  Rewriting code flushes Unicorn's translations: it does not always
+        drop those made from the old bytes, and removing a range leaks native memory.
         """
         wanted = {segment.perms: segment for segment in image.segments}
+        code = wanted.get(PERM_R | PERM_X)
+        if code is not None and code.address >= CODE_SLOTS_BASE:
+            del wanted[PERM_R | PERM_X]
+            self._enter_code_slot(code)
+        elif self._active_slot is not None:
+            self.uc.mem_protect(self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
+            self._active_slot = None
         for perms in list(self._mapped):
             if perms not in wanted or len(wanted[perms].data) != len(self._mapped[perms][1]):
                 address, data = self._mapped.pop(perms)
@@ -122,22 +134,49 @@ class Machine:
                 continue
             mem_write(self.uc, segment.address, segment.data)
             if current is not None and perms & PERM_X:
-                # Unicorn does not always drop code it translated from the old bytes, and
-                # removing a range leaks native memory (~18 KiB a call); a full flush does neither.
                 self.uc.ctl_flush_tb()
             self._mapped[perms] = (segment.address, segment.data)
         self._hook_vector_sites(image)
         self.image = image
         self.host.reset()
 
+    def _enter_code_slot(self, code: Segment) -> None:
+        address, data = code.address, code.data
+        if self._active_slot is not None and self._active_slot != address:
+            self.uc.mem_protect(self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
+        held = self._code_slots.get(address)
+        if held is not None and len(held) != len(data):
+            self.uc.mem_unmap(address, len(held))
+            held = None
+        if held is None:
+            self.uc.mem_map(address, len(data), PERM_R | PERM_X)
+            mem_write(self.uc, address, data)
+        else:
+            if self._active_slot != address:
+                self.uc.mem_protect(address, len(data), PERM_R | PERM_X)
+            if held != data:                      # another object hashed to this slot
+                mem_write(self.uc, address, data)
+                self.uc.ctl_flush_tb()
+        self._code_slots[address] = data
+        self._active_slot = address
+
     def _hook_vector_sites(self, image: Image) -> None:
-        """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly)."""
-        for handle in self._site_hooks:
+        """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
+
+        Hooks stay installed per code address for as long as the same bytes live there:
+        adding or deleting a hook makes Unicorn drop all its translated code.
+        """
+        code = next((segment for segment in image.segments if segment.perms & PERM_X), None)
+        if code is None:
+            return
+        installed = self._site_hooks.get(code.address)
+        if installed is not None and installed[0] == code.data:
+            return
+        for handle in installed[1] if installed else ():
             self.uc.hook_del(handle)
-        self._site_hooks = []
         sites = image.extras.get("vector_sites") or ()
-        for address in sites:
-            self._site_hooks.append(self.uc.hook_add(UC_HOOK_CODE, self.extension._on_site, begin=address, end=address))
+        handles = [self.uc.hook_add(UC_HOOK_CODE, self.extension._on_site, begin=address, end=address) for address in sites]
+        self._site_hooks[code.address] = (code.data, handles)
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
@@ -188,9 +227,10 @@ class Machine:
                 self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
                 return
             symbol = image.stub_symbols[slot]
-            caller = image.locate(self.arch.convention.return_address(uc))
+            raw, return_address = self.arch.convention.read_call(uc, dispatcher.arity(symbol))
+            caller = image.locate(return_address)
             if dispatcher.known(symbol):
-                dispatcher.call(uc, symbol, caller)
+                dispatcher.call(uc, symbol, raw, caller)
             elif dispatcher.runtime.config.missing_symbols == "return_zero":
                 dispatcher.call_missing(uc, symbol, caller)
             else:

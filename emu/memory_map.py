@@ -22,6 +22,13 @@ CODE_BASE = 0x0100_0000           # RX: executable sections
 RODATA_BASE = 0x0200_0000         # R: read-only sections and the GOT
 DATA_BASE = 0x0300_0000           # RW: writable sections, NOBITS zero-filled
 
+# Code of at most 64 KiB (every loader export seen) goes to one of 1,024 slots chosen by
+# the object's hash instead, so objects alternating in one emulator keep their translated
+# code.  The last slot ends at 0x0800_0000: still within CALL26 reach of every stub.
+CODE_SLOTS_BASE = 0x0400_0000
+CODE_SLOT_SIZE = 0x1_0000
+CODE_SLOTS = 1024
+
 HOST_BASE = 0x7000_0000           # scratch memory emu writes arguments into (library slots, packed args)
 HOST_SIZE = 0x10_0000
 
@@ -32,6 +39,10 @@ STACK_TOP = STACK_BASE + STACK_SIZE - 0x100
 
 def page_up(value: int) -> int:
     return (value + PAGE - 1) & ~(PAGE - 1)
+
+
+def code_slot_address(slot: int) -> int:
+    return CODE_SLOTS_BASE + slot * CODE_SLOT_SIZE
 
 
 def stub_address(slot: int) -> int:

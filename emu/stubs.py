@@ -1,7 +1,7 @@
 """Stub dispatch: from a trapped call to a recorded, answered call.
 
-For each call into a stub slot: read the raw arguments by the calling convention,
-decode them by the stub model's markers, apply an injected error or run the runtime
+For each call into a stub slot (whose raw arguments the machine read by the calling
+convention): decode them by the stub model's markers, apply an injected error or run the runtime
 model's behaviour, write out-parameters into emulated memory, set the return register
 and append a CallRecord.
 """
@@ -86,10 +86,8 @@ def decode_call(model: type[CudaCall], raw: list[int], uc: Uc) -> tuple[CudaCall
 class StubDispatcher:
     """Answers the calls of one object run; holds the runtime model and the call log."""
 
-    def __init__(self, runtime: CudaRuntime, read_args: Callable[[Uc, int], list[int]],
-                 set_return: Callable[[Uc, int], None]):
+    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None]):
         self.runtime = runtime
-        self.read_args = read_args
         self.set_return = set_return
         self.calls: list[CallRecord] = []
         self.counts: dict[str, int] = {}
@@ -102,10 +100,15 @@ class StubDispatcher:
     def known(self, symbol: str) -> bool:
         return symbol in CATALOGUE
 
-    def call(self, uc: Uc, symbol: str, caller: str) -> None:
+    def arity(self, symbol: str) -> int:
+        """How many arguments the symbol's stub model takes (0 for a symbol without one)."""
+        model = CATALOGUE.get(symbol)
+        return len(model.params()) if model is not None else 0
+
+    def call(self, uc: Uc, symbol: str, raw: list[int], caller: str) -> None:
+        """Answer one call whose raw arguments the machine read by the calling convention."""
         model = CATALOGUE[symbol]
         count = self.counts[symbol] = self.counts.get(symbol, 0) + 1
-        raw = self.read_args(uc, len(model.params()))
         call, shown = decode_call(model, raw, uc)
         injected = self._injected(symbol, count)
         if injected is not None:

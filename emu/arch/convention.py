@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import mem_read, mem_write, reg_read64, reg_write64
+from ..fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -24,6 +24,25 @@ class RegisterConvention:
     stack_pointer: int
     program_counter: int
     link_register: int | None      # None: the call pushed the return address at [sp]
+
+    def __post_init__(self) -> None:
+        # One batch read per stub call: the argument registers, sp, and the link register.
+        extra = (self.stack_pointer,) + ((self.link_register,) if self.link_register is not None else ())
+        object.__setattr__(self, "_entry_state", RegisterBatch(self.arg_regs + extra))
+
+    def read_call(self, uc: Uc, count: int) -> tuple[list[int], int]:
+        """The first `count` integer arguments and the return address, at function entry."""
+        values = self._entry_state.read(uc)
+        regs = len(self.arg_regs)
+        sp = values[regs]
+        stack = sp if self.link_register is not None else sp + 8
+        args = values[:min(count, regs)]
+        if count > regs:
+            extra = count - regs
+            args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, stack, 8 * extra)))
+        if self.link_register is not None:
+            return args, values[regs + 1]
+        return args, struct.unpack("<Q", mem_read(uc, sp, 8))[0]
 
     def read_args(self, uc: Uc, count: int) -> list[int]:
         regs = self.arg_regs
