@@ -189,8 +189,12 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
         raise ObjectFormatError("LIEF could not parse the ELF structure (corrupt headers)", path=path)
     sections: list[Section] = []
     alloc_total = 0
+    shoff, = struct.unpack_from("<Q", raw, 40)
+    shnum, = struct.unpack_from("<H", raw, 60)
+    if len(binary.sections) > shnum:
+        raise ObjectFormatError(f"LIEF found {len(binary.sections)} sections but the header declares {shnum}", path=path)
     for index, sec in enumerate(binary.sections):
-        kind, size, offset = _raw_type(sec), sec.size, sec.offset
+        kind, size, offset = _raw_type(raw, shoff, index), sec.size, sec.offset
         name = sec.name
         if isinstance(name, bytes):   # LIEF hands back bytes for a name that is not UTF-8
             name = name.decode("utf-8", "replace")
@@ -209,12 +213,13 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     return sections
 
 
-def _raw_type(sec) -> int:
-    """sh_type as a number; LIEF warns (RuntimeWarning on stderr) when building its enum from an unknown value."""
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return int(sec.type) & 0xFFFFFFFF
+def _raw_type(raw: bytes, shoff: int, index: int) -> int:
+    """sh_type straight from the section header (bounds checked by _check_header).
+
+    LIEF's enum warns on stderr for unknown values and tags known ones per
+    architecture; the raw number is what the rest of emu compares against.
+    """
+    return struct.unpack_from("<I", raw, shoff + 64 * index + 4)[0]
 
 
 def _string_at(table: bytes, offset: int) -> str:
