@@ -266,9 +266,12 @@ def test_export_copy_sequence_misaligned_source_faults():
 def test_every_export_vex_instruction_is_supported(hexcode):
     code = bytes.fromhex(hexcode)
     unit = AvxUnit()
-    assert unit.scan(code, CODE) == [CODE]
     uc = machine(code)
-    assert unit.decode(uc, CODE).size == len(code)
+    decoded = unit.decode(uc, CODE)
+    assert decoded.size == len(code)
+    # xmm stores are left to Unicorn (it carries them out correctly); everything else is hooked
+    xmm_store = decoded.mnemonic.startswith("vmov") and decoded.op_str.startswith("xmmword ptr")
+    assert unit.scan(code, CODE) == ([] if xmm_store else [CODE])
 
 
 def elf_section(path: Path, wanted: str) -> bytes:

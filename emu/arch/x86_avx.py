@@ -14,6 +14,7 @@ with ``UnsupportedInstruction`` rather than computing a wrong result.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import ctypes
@@ -385,6 +386,16 @@ _ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
 _VEX_LEAD = re.compile(rb"[\xc4\xc5\x62]")
 
 
+def _is_xmm_store(mnemonic: str, op_str: str) -> bool:
+    """A VEX.128 move from an xmm register to memory: Unicorn carries it out correctly.
+
+    It writes no register (so no upper bits to zero) and has no third operand, the two
+    things Unicorn gets wrong; leaving it unhooked saves a Python call per execution.
+    """
+    return (mnemonic.startswith("vmov") and op_str.startswith(("xmmword ptr", "qword ptr", "dword ptr"))
+            and "ymm" not in op_str and "zmm" not in op_str and "{" not in op_str)
+
+
 def _is_vector_vex(raw: bytes, mnemonic: str) -> bool:
     """VEX (C4/C5) or EVEX (62) encoded, and a vector or mask instruction (not BMI)."""
     i = 0
@@ -412,31 +423,45 @@ class AvxUnit:
         for address in sites:
             uc.hook_add(UC_HOOK_CODE, self._on_site, begin=address, end=address)
 
-    def scan(self, code: bytes, address: int) -> list[int]:
-        """Addresses of the VEX/EVEX vector instructions in `code`.
+    def scan(self, code: bytes, address: int, boundaries: Iterable[int] = ()) -> list[int]:
+        """Addresses of the VEX/EVEX vector instructions in `code` that need carrying out.
 
         Unicorn runs VEX.128 instructions itself, wrongly (no third operand, no zeroing
         of bits 255:128, `vzeroupper` as a no-op); pass these to `install` to carry them out
         here.  VEX.256/EVEX ones are included too: a code hook is cheaper than the fault.
+        VEX.128 stores are left out (see _is_xmm_store).
 
         In 64-bit mode every such instruction starts with C4, C5 or 62 (after at most a
         few segment/address-size prefixes).  Decoding one instruction at each such byte
-        finds a superset cheaply; portable code yields none and is done.  Only code with
-        a possible vector instruction pays for the exact linear sweep.
+        finds the places that may hold one; portable code has none and is done.  Only the
+        stretches between known instruction boundaries (function starts) around those
+        places pay for an exact linear sweep.
         """
-        if not self._may_have_vector(code, address):
+        hits = self._vector_candidates(code, address)
+        if not hits:
             return []
-        return [a for a, size, mnemonic, _ in self._sweep.disasm_lite(code, address)
-                if mnemonic[0] in "vk" and _is_vector_vex(code[a - address:a - address + size], mnemonic)]
+        starts = sorted({address, *(b for b in boundaries if address <= b < address + len(code))})
+        stretches = set()
+        for hit in hits:
+            index = bisect.bisect_right(starts, hit) - 1
+            stretches.add((starts[index], starts[index + 1] if index + 1 < len(starts) else address + len(code)))
+        sites = []
+        for begin, end in sorted(stretches):
+            piece = code[begin - address:end - address]
+            sites.extend(a for a, size, mnemonic, op_str in self._sweep.disasm_lite(piece, begin)
+                         if mnemonic[0] in "vk" and _is_vector_vex(piece[a - begin:a - begin + size], mnemonic)
+                         and not _is_xmm_store(mnemonic, op_str))
+        return sites
 
-    def _may_have_vector(self, code: bytes, address: int) -> bool:
-        lite = self._lite
+    def _vector_candidates(self, code: bytes, address: int) -> list[int]:
+        """Addresses where a C4/C5/62 byte decodes as a vector instruction (a superset of the real ones)."""
+        lite, hits = self._lite, []
         for match in _VEX_LEAD.finditer(code):
             offset = match.start()
             insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
             if insn is not None and _is_vector_vex(code[offset:offset + insn[1]], insn[2]):
-                return True
-        return False
+                hits.append(address + offset)
+        return hits
 
     def decode(self, uc: Uc, address: int) -> Decoded:
         cached = self._cache.get(address)
