@@ -134,7 +134,7 @@ def build_image(obj: ObjectFile) -> Image:
             image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
     for slot, index in enumerate(got_symbols):
         offset = got_offset + 8 * slot
-        image[offset:offset + 8] = symbol_address(index).to_bytes(8, "little")
+        image[offset:offset + 8] = (symbol_address(index) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")   # address arithmetic wraps
     apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
                       arch.relocations, arch.page, 0)
 
