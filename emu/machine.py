@@ -26,6 +26,7 @@ from .trace import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
 DEFAULT_TIMEOUT_S = 5.0
+WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
 
 _ACCESS_KIND = {
     UC_MEM_READ_UNMAPPED: "unmapped_read", UC_MEM_WRITE_UNMAPPED: "unmapped_write",
@@ -188,8 +189,11 @@ class Machine:
         # Unicorn's own timeout starts a watchdog thread per emu_start (milliseconds each);
         # the instruction budget bounds loops instead, and the stub hook checks the clock.
         self._deadline = time.perf_counter() + timeout_s
+        # A budget far above what the loaders need (a scenario may set any) could outrun the
+        # timeout in a loop that calls no stub: only then pay for Unicorn's watchdog.
+        watchdog = int(timeout_s * 1_000_000) if budget > WATCHDOG_BUDGET else 0
         try:
-            self.uc.emu_start(function, RETURN_SENTINEL, count=budget)
+            self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=budget)
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
