@@ -191,9 +191,9 @@ class Machine:
         self._deadline = time.perf_counter() + timeout_s
         # A budget far above what the loaders need (a scenario may set any) could outrun the
         # timeout in a loop that calls no stub: only then pay for Unicorn's watchdog.
-        watchdog = int(timeout_s * 1_000_000) if budget > WATCHDOG_BUDGET else 0
-        try:
-            self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=budget)
+        watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
+        try:   # ctypes truncates silently: a count of 2^64 would become 0, which means unlimited
+            self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=min(budget, 1 << 62))
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
