@@ -19,11 +19,10 @@ class ObjectSession:
 
     def __init__(self, machine: Machine, library_handle: int):
         self.machine = machine
-        host = machine.host
-        self.library_slot = host.alloc(struct.pack("<Q", library_handle))
-        self.library_pointer = host.alloc(struct.pack("<Q", self.library_slot))   # cudaLibrary_t *libraryPtr
-        self.ret_slot = host.alloc(struct.pack("<i", 0))
-        self.device_slot = host.alloc(struct.pack("<i", 0))
+        base = machine.host.cursor = (machine.host.cursor + 15) & ~15
+        # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
+        self.library_slot, self.library_pointer, self.ret_slot, self.device_slot = base, base + 8, base + 16, base + 24
+        machine.host.alloc(struct.pack("<QQii", library_handle, self.library_slot, 0, 0), align=16)
 
     def packed(self, *pointers: int) -> int:
         return self.machine.host.alloc(struct.pack(f"<{len(pointers)}Q", *pointers))

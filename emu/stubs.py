@@ -28,11 +28,6 @@ class StubFailure(Exception):
     """A stub could not do its job (an unreadable argument, an unwritable out-pointer)."""
 
 
-def _signed32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
 def read_c_string(uc: Uc, address: int) -> str | None:
     if address == 0:
         return None
@@ -57,30 +52,60 @@ def read_c_string(uc: Uc, address: int) -> str | None:
     raise StubFailure(f"C string at {address:#x} is longer than {MAX_CSTRING} bytes")
 
 
+class _Plan:
+    """What decoding a model's arguments needs, worked out once per model (the hot path runs it)."""
+
+    __slots__ = ("params", "fields_set", "pointees")
+
+    def __init__(self, model: type[CudaCall]):
+        self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
+        self.fields_set = frozenset(name for name, _, _ in self.params)
+        self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def plan_of(model: type[CudaCall]) -> _Plan:
+    plan = _PLANS.get(model)
+    if plan is None:
+        plan = _PLANS[model] = _Plan(model)
+    return plan
+
+
 def decode_call(model: type[CudaCall], raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
-    """The model instance (for behaviours) and the JSON-ready arguments (for the trace)."""
-    values, shown = {}, {}
-    for param, value in zip(model.params(), raw):
-        kind = param.c.kind
+    """The model instance (for behaviours) and the JSON-ready arguments (for the trace).
+
+    Both share one dict: arguments are decoded values that neither side changes.
+    """
+    plan = plan_of(model)
+    values = {}
+    for (name, kind, struct_name), value in zip(plan.params, raw):
         if kind == "i32":
-            value = _signed32(value)
+            value &= 0xFFFFFFFF
+            if value & 0x80000000:
+                value -= 1 << 32
         elif kind == "u32":
             value &= 0xFFFFFFFF
-        elif kind == "i64" and value & (1 << 63):
-            value -= 1 << 64
+        elif kind == "i64":
+            if value & (1 << 63):
+                value -= 1 << 64
         elif kind == "cstr":
             value = read_c_string(uc, value)
-        values[param.name] = value
-        shown[param.name] = value
-        if kind == "struct":
-            decoder = DECODERS.get(param.c.struct or "")
+        elif kind == "struct":
+            decoder = DECODERS.get(struct_name or "")
             if decoder is not None and value:
                 try:
-                    decoded = decoder(lambda a, n: mem_read(uc, a, n), value)
+                    value = decoder(lambda a, n: mem_read(uc, a, n), value)
                 except (UcError, ValueError) as error:
-                    raise StubFailure(f"cannot read {param.c.struct} at {value:#x} for {param.name}: {error}") from None
-                values[param.name] = shown[param.name] = decoded
-    return fast_model(model, values), shown
+                    raise StubFailure(f"cannot read {struct_name} at {value:#x} for {name}: {error}") from None
+        values[name] = value
+    instance = model.__new__(model)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(plan.fields_set))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance, values
 
 
 class StubDispatcher:
@@ -103,7 +128,7 @@ class StubDispatcher:
     def arity(self, symbol: str) -> int:
         """How many arguments the symbol's stub model takes (0 for a symbol without one)."""
         model = CATALOGUE.get(symbol)
-        return len(model.params()) if model is not None else 0
+        return len(plan_of(model).params) if model is not None else 0
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention."""
@@ -139,12 +164,12 @@ class StubDispatcher:
 
     def _write_outputs(self, uc: Uc, model: type[CudaCall], call: CudaCall, outputs: dict[str, int]) -> dict[str, int]:
         written = {}
-        pointees = {p.name: p.c.pointee for p in model.params() if p.c.kind == "out"}
+        pointees = plan_of(model).pointees
         for name, value in outputs.items():
             pointer = getattr(call, name)
             if not pointer:
                 continue
-            pointee = pointees[name] or "u64"
+            pointee = pointees[name]
             try:
                 mem_write(uc, pointer, struct.pack(_PACK[pointee], value & _MASK[pointee] if pointee[0] != "i" else value))
             except UcError:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stub_models.enums import FuncAttribute
 
 PROFILES = ("h200",)
+_KERNEL_DEFAULTS: dict[tuple[str, int | None], dict[int, int]] = {}
 
 
 class DeviceProfile(BaseModel):
@@ -28,7 +29,13 @@ class DeviceProfile(BaseModel):
     kernel_settable_defaults: dict[int, int] = Field(description="settable kernel attributes before any set call")
 
     def kernel_defaults(self, static_shared: int | None = None) -> dict[int, int]:
-        """Every function attribute of a freshly loaded kernel."""
+        """Every function attribute of a freshly loaded kernel (a fresh dict each call)."""
+        cached = _KERNEL_DEFAULTS.get((self.name, static_shared))
+        if cached is None:
+            cached = _KERNEL_DEFAULTS[(self.name, static_shared)] = self._kernel_defaults(static_shared)
+        return dict(cached)
+
+    def _kernel_defaults(self, static_shared: int | None) -> dict[int, int]:
         values = {int(a): 0 for a in FuncAttribute}
         values.update(self.kernel_read_only)
         if static_shared is not None:

@@ -20,6 +20,7 @@ from .resources import RESOURCE_BEHAVIOURS
 
 A = FuncAttribute
 E = CudaError
+_ATTRIBUTE_NAMES = {int(a): a.name for a in FuncAttribute}
 
 Result = tuple[int, dict[str, int]]      # (return code, values to write through out-parameters)
 
@@ -82,7 +83,7 @@ class CudaRuntime:
             "current_device": self.current_device,
             "libraries": {str(h): names for h, names in self.libraries.items()},
             "kernels": [{"name": k.name, "handle": k.handle, "library": k.library,
-                         "devices": {str(d): {A(a).name: v for a, v in attrs.items()} for d, attrs in k.attributes.items()}}
+                         "devices": {str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()} for d, attrs in k.attributes.items()}}
                         for k in self.kernels.values() if k.library in self.used_libraries],
             "launches": self.launches,
             "live": {kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles},
