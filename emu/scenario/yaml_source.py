@@ -8,13 +8,14 @@ import yaml
 from ..errors import ScenarioError
 
 Path_ = tuple[Any, ...]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml: about 10x faster, same nodes and marks
 
 
 def load_with_lines(text: str, path: str) -> tuple[Any, dict[Path_, int]]:
     """The YAML data and a map from each value's path (keys and indexes) to its 1-based line."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
