@@ -47,6 +47,7 @@ def load_scenario(path: str) -> LoadedScenario:
         loc = _failing_field(data)
         field = ".".join(str(p) for p in loc) or "(top level)"
         raise ScenarioError(f"line {line_of(lines, loc)}: field {field}: invalid value ({type(error).__name__}: {error})", path=path) from None
+    _check_ranges(scenario, lines, path)
     _check_patterns(scenario, lines, path)
     base = os.path.dirname(os.path.abspath(path))
     object_paths = []
@@ -56,6 +57,19 @@ def load_scenario(path: str) -> LoadedScenario:
             raise ScenarioError(f"line {line_of(lines, ('objects', index))}: field objects.{index}: object file {ref.path} not found (looked for {resolved})", path=path)
         object_paths.append(resolved)
     return LoadedScenario(path, scenario, lines, object_paths)
+
+
+def _check_ranges(scenario: Scenario, lines: dict, path: str) -> None:
+    """Numbers that end up in guest memory must fit their C types (the models leave them unbounded)."""
+    limits = [(("runtime", name), getattr(scenario.runtime, name), 0, (1 << 64) - 1, "a 64-bit handle")
+              for name in ("library_handle", "first_kernel_handle")]
+    limits.append((("runtime", "current_device"), scenario.runtime.current_device, 0, (1 << 31) - 1, "an int device ordinal"))
+    limits += [(("entries", index, "device"), entry.device, 0, (1 << 31) - 1, "an int device ordinal")
+               for index, entry in enumerate(scenario.entries) if entry.device is not None]
+    for where, value, low, high, what in limits:
+        if not low <= value <= high:
+            field = ".".join(str(p) for p in where)
+            raise ScenarioError(f"line {line_of(lines, where)}: field {field}: {value} does not fit {what} ({low}..{high})", path=path)
 
 
 def _failing_field(data: dict) -> tuple:
