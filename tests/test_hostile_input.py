@@ -269,6 +269,8 @@ def test_scenario_names_a_hostile_object(tmp_path, capsys, seed):
      "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nobjects: [{o}]\ndescription: *e\n",
      ["anchors and aliases"]),
     ("a: &a [*a]\nobjects: *a\n", ["contains itself"]),
+    ("objects: [{o}]\nruntime: {{library_handle: 18446744073709551616}}\n", ["line 2", "runtime.library_handle", "64-bit"]),
+    ("objects: [{o}]\nentries:\n  - mlir_cuda_load_to_device: {{device: 9223372036854775808}}\n", ["line 3", "entries.0.device"]),
     ("objects: " + "[" * 2000 + "]" * 2000 + "\n", ["nest"]),      # libyaml: "maximum nesting depth"; PyYAML: "nests too deeply"
 ])
 def test_scenario_values_validators_trip_over(tmp_path, capsys, text, needles):
