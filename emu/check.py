@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cuda.config import RuntimeConfig
 from .cuda.profile import load_profile
-from .entries import EntrySpec
+from .entries import EntrySpec, loaders_for_devices
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
 from .inspect import attribute_name
@@ -98,8 +98,7 @@ def check_object(path: str, device_count: int | None = None) -> ObjectCheck:
         _image, export = load_image(path)
         if export.kernel_info_error:
             raise BadInput(export.kernel_info_error, path=str(path))
-        entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
-        entries += [EntrySpec(name="cuda_load_to_device", device=d) for d in range(count)]
+        entries = loaders_for_devices(count)
         run = run_object(path, RuntimeConfig(device_count=count), entries)
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)

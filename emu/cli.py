@@ -81,7 +81,7 @@ def _run(args) -> int:
 
 def _trace(args) -> int:
     from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec
+    from .entries import EntrySpec, loaders_for_devices
     from .render import show_run
     from .run import run_object
     from .cuda.profile import load_profile
@@ -89,8 +89,7 @@ def _trace(args) -> int:
     config = RuntimeConfig()
     count = args.devices if args.devices is not None else load_profile(config.profile).device_count
     config = RuntimeConfig(device_count=count)
-    entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
-    entries += [EntrySpec(name="cuda_load_to_device", device=d) for d in range(count)]
+    entries = loaders_for_devices(count)
     entries += [EntrySpec(name="launch")]
     runs = [run_object(path, config, entries) for path in args.objects]
     if args.json:

@@ -45,3 +45,9 @@ class EntrySpec(BaseModel):
 
 
 DEFAULT_ENTRIES = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+
+
+def loaders_for_devices(device_count: int) -> list[EntrySpec]:
+    """cuda_init, cuda_load, then cuda_load_to_device for every device: what `trace` and `check` run."""
+    return ([EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
+            + [EntrySpec(name="cuda_load_to_device", device=d) for d in range(device_count)])
