@@ -4,10 +4,16 @@ Unicorn's Python `reg_read` picks a register class on every call and costs sever
 microseconds; stubs read half a dozen registers per call, thousands of times per
 test run.  These helpers call `uc_reg_read`/`uc_mem_read` directly on the engine
 handle, and fall back to the public API if those internals ever move.
+
+Memory emu maps from its own buffers (`HostBacked`: the stack, the host scratch area,
+an image's data) is read and written as Python memory, with no call into Unicorn at
+all; `uc_mem_write` would also toggle a read-only region writable and back, which
+rebuilds Unicorn's memory map every time.
 """
 from __future__ import annotations
 
 import ctypes
+import mmap
 
 from unicorn import Uc, UcError
 
@@ -39,7 +45,44 @@ def reg_write64(uc: Uc, reg: int, value: int) -> None:
         raise UcError(status)
 
 
+class HostBacked:
+    """A guest range whose bytes live in a host mmap that Unicorn maps with uc_mem_map_ptr."""
+
+    __slots__ = ("address", "size", "perms", "end", "view", "_buffer", "_pin")
+
+    def __init__(self, uc: Uc, address: int, size: int, perms: int):
+        self.address, self.size, self.perms, self.end = address, size, perms, address + size
+        self._buffer = mmap.mmap(-1, size)
+        self._pin = ctypes.c_char.from_buffer(self._buffer)
+        self.view = memoryview(self._buffer)
+        uc.mem_map_ptr(address, size, perms, ctypes.addressof(self._pin))
+        backed = uc.__dict__.setdefault("emu_backed", [])
+        backed.append(self)
+
+    def unmap(self, uc: Uc) -> None:
+        uc.mem_unmap(self.address, self.size)
+        uc.emu_backed.remove(self)
+        self.view.release()
+        del self._pin
+        self._buffer.close()
+
+    def write(self, address: int, data: bytes) -> None:
+        start = address - self.address
+        self.view[start:start + len(data)] = data
+
+
+def _backed(uc: Uc, address: int, size: int) -> HostBacked | None:
+    for region in uc.__dict__.get("emu_backed", ()):
+        if region.address <= address and address + size <= region.end:
+            return region
+    return None
+
+
 def mem_read(uc: Uc, address: int, size: int) -> bytes:
+    region = _backed(uc, address, size)
+    if region is not None:
+        start = address - region.address
+        return region.view[start:start + size].tobytes()
     if _LIB is None:
         return bytes(uc.mem_read(address, size))
     buffer = ctypes.create_string_buffer(size)
@@ -50,6 +93,11 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
 
 
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
+    """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
+    region = _backed(uc, address, len(data))
+    if region is not None:
+        region.write(address, data)
+        return
     if _LIB is None:
         uc.mem_write(address, data)
         return

@@ -17,7 +17,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
-from .fast_uc import mem_write
+from .fast_uc import HostBacked, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
@@ -52,6 +52,7 @@ class HostMemory:
 
     def __init__(self, uc) -> None:
         self.uc = uc
+        self.region = HostBacked(uc, HOST_BASE, HOST_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.cursor = HOST_BASE
 
     def reset(self) -> None:
@@ -61,12 +62,15 @@ class HostMemory:
         address = (self.cursor + align - 1) & ~(align - 1)
         if address + len(data) > HOST_BASE + HOST_SIZE:
             raise MemoryError("host scratch area exhausted")
-        self.uc.mem_write(address, data)
+        self.region.write(address, data)
         self.cursor = address + len(data)
         return address
 
+    def write(self, address: int, data: bytes) -> None:
+        self.region.write(address, data)
+
     def read(self, address: int, size: int) -> bytes:
-        return bytes(self.uc.mem_read(address, size))
+        return mem_read(self.uc, address, size)
 
 
 class Machine:
@@ -76,12 +80,11 @@ class Machine:
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
         slot = arch.cpu.stub_code.ljust(STUB_SLOT, b"\0")
         uc.mem_write(STUB_BASE, slot * STUB_SLOTS)
-        uc.mem_map(HOST_BASE, HOST_SIZE, UC_PROT_READ | UC_PROT_WRITE)
-        uc.mem_map(STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.host = HostMemory(uc)
+        self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
-        self._mapped: dict[int, tuple[int, bytes]] = {}     # perms -> (address, bytes last written)
+        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: dict[int, tuple[bytes, list[int]]] = {}   # code address -> (bytes, hook handles)
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
         self._active_slot: int | None = None
@@ -124,19 +127,23 @@ class Machine:
             self.uc.mem_protect(self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
             self._active_slot = None
         for perms in list(self._mapped):
-            if perms not in wanted or len(wanted[perms].data) != len(self._mapped[perms][1]):
-                address, data = self._mapped.pop(perms)
-                self.uc.mem_unmap(address, len(data))
+            region = self._mapped[perms][0]
+            segment = wanted.get(perms)
+            if segment is None or segment.address != region.address or len(segment.data) != region.size:
+                del self._mapped[perms]
+                region.unmap(self.uc)
         for perms, segment in wanted.items():
             current = self._mapped.get(perms)
             if current is None:
-                self.uc.mem_map(segment.address, len(segment.data), perms)
+                region = HostBacked(self.uc, segment.address, len(segment.data), perms)
             elif current[1] == segment.data and not perms & PERM_W:
                 continue
-            mem_write(self.uc, segment.address, segment.data)
+            else:
+                region = current[0]
+            region.view[:] = segment.data
             if current is not None and perms & PERM_X:
                 self.uc.ctl_flush_tb()
-            self._mapped[perms] = (segment.address, segment.data)
+            self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image)
         self.image = image
         self.host.reset()

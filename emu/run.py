@@ -52,7 +52,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             raise ObjectFormatError(f"the export has no function {symbol} for entry {entry}", path=path)
         dispatcher.entry = entry
         if packed_ret:
-            machine.host.uc.mem_write(session.ret_slot, struct.pack("<i", -1))
+            machine.host.write(session.ret_slot, struct.pack("<i", -1))
         first_call = len(dispatcher.calls)
         outcome = machine.call(address, args, budget, timeout_s)
         returned = outcome.returned
@@ -73,7 +73,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         elif name in ("mlir_cuda_init", "mlir_cuda_load"):
             ok = call(name, [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True)
         elif name == "mlir_cuda_load_to_device":
-            machine.uc.mem_write(session.device_slot, struct.pack("<i", device))
+            machine.host.write(session.device_slot, struct.pack("<i", device))
             ok = call(name, [session.packed(session.library_pointer, session.device_slot, session.ret_slot)],
                       {"device": device}, packed_ret=True)
         elif name == "module_load":
@@ -101,7 +101,7 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
                                                         ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
-        machine.uc.mem_write(session.device_slot, struct.pack("<i", device))
+        machine.host.write(session.device_slot, struct.pack("<i", device))
         if not call("mlir_cuda_load_to_device", [packed], {"device": device}, packed_ret=True):
             return False
     return True
