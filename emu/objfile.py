@@ -9,9 +9,11 @@ the `ObjectFile` returned here and never touches LIEF, so a parsed object can be
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import ObjectFormatError
 
@@ -26,8 +28,10 @@ MAX_OBJECT_BYTES = 256 << 20
 MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
 
 
-@dataclass(frozen=True)
-class Section:
+_new = tuple.__new__    # builds a NamedTuple without its Python-level __new__ (an object has hundreds)
+
+
+class Section(NamedTuple):
     index: int
     name: str
     type: int
@@ -51,8 +55,7 @@ class Section:
         return bool(self.flags & SHF_EXECINSTR)
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):
     index: int
     name: str
     value: int
@@ -66,8 +69,7 @@ class Symbol:
         return self.shndx != SHN_UNDEF
 
 
-@dataclass(frozen=True)
-class Relocation:
+class Relocation(NamedTuple):
     section: int      # index of the section the relocation patches
     offset: int       # offset inside that section
     type: int         # psABI number (ELF64_R_TYPE)
@@ -129,7 +131,12 @@ def read_object_bytes(path: str) -> bytes:
     """The file's bytes, refusing unreadable paths and files too large to be a loader object."""
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_OBJECT_BYTES + 1)
+            size = os.fstat(handle.fileno()).st_size
+            # read(n) allocates n bytes up front: ask for the file's size plus one, and for
+            # the rest up to the bound only if there is more (a pipe, a growing file).
+            raw = handle.read(min(size, MAX_OBJECT_BYTES) + 1)
+            if len(raw) > size:
+                raw += handle.read(MAX_OBJECT_BYTES + 1 - len(raw))
     except OSError as error:
         raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
     if len(raw) > MAX_OBJECT_BYTES:
@@ -180,36 +187,56 @@ def _check_header(raw: bytes, path: str) -> int:
     return e_machine
 
 
-def _read_sections(raw: bytes, path: str) -> list[Section]:
+_LIEF_CONFIG = None
+
+
+def _lief_parse(raw: bytes):
+    """LIEF's view of the ELF structure: headers and sections only.
+
+    Symbols, relocations and notes are read from the section bytes below, so LIEF is
+    told to skip them (a quarter of its parse time), and its logger stays off.
+    """
+    global _LIEF_CONFIG
     import lief  # deferred: importing LIEF costs a quarter second
 
-    lief.logging.disable()
-    binary = lief.ELF.parse(raw)
+    if _LIEF_CONFIG is None:
+        lief.logging.disable()
+        config = lief.ELF.ParserConfig()
+        for option in ("parse_relocations", "parse_dyn_symbols", "parse_symtab_symbols",
+                       "parse_symbol_versions", "parse_notes", "parse_overlay"):
+            setattr(config, option, False)
+        _LIEF_CONFIG = config
+    return lief.ELF.parse(raw, _LIEF_CONFIG)
+
+
+def _read_sections(raw: bytes, path: str) -> list[Section]:
+    binary = _lief_parse(raw)
     if binary is None:
         raise ObjectFormatError("LIEF could not parse the ELF structure (corrupt headers)", path=path)
     sections: list[Section] = []
     alloc_total = 0
     shoff, = struct.unpack_from("<Q", raw, 40)
     shnum, = struct.unpack_from("<H", raw, 60)
-    if len(binary.sections) > shnum:
-        raise ObjectFormatError(f"LIEF found {len(binary.sections)} sections but the header declares {shnum}", path=path)
-    for index, sec in enumerate(binary.sections):
-        kind, size, offset = _raw_type(raw, shoff, index), sec.size, sec.offset
-        name = sec.name
+    found = binary.sections
+    if len(found) > shnum:
+        raise ObjectFormatError(f"LIEF found {len(found)} sections but the header declares {shnum}", path=path)
+    end = len(raw)
+    for index, sec in enumerate(found):
+        kind = _raw_type(raw, shoff, index)
+        size, offset, name, flags, align = sec.size, sec.offset, sec.name, sec.flags, sec.alignment
         if isinstance(name, bytes):   # LIEF hands back bytes for a name that is not UTF-8
             name = name.decode("utf-8", "replace")
-        if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > len(raw):
-            raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({len(raw)} bytes)", path=path)
-        flags = int(sec.flags)
+        if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > end:
+            raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({end} bytes)", path=path)
+        flags = int(flags)
         if flags & SHF_ALLOC:
             alloc_total += size
             if alloc_total > MAX_ALLOC_BYTES:
                 raise ObjectFormatError(f"section {name or index} asks for {size:#x} bytes of memory; the loadable sections total more than {MAX_ALLOC_BYTES >> 20} MiB", path=path)
-        align = sec.alignment
         if align > 1 << 16 or (align & (align - 1)):
             raise ObjectFormatError(f"section {name or index} has an invalid alignment {align}", path=path)
-        data = b"" if kind in (SHT_NOBITS, SHT_NULL) else raw[offset:offset + size]
-        sections.append(Section(index, name, kind, flags, size, max(align, 1), sec.link, sec.information, data))
+        data = b"" if kind == SHT_NOBITS or kind == SHT_NULL else raw[offset:offset + size]
+        sections.append(_new(Section, (index, name, kind, flags, size, align or 1, sec.link, sec.information, data)))
     return sections
 
 
@@ -220,6 +247,18 @@ def _raw_type(raw: bytes, shoff: int, index: int) -> int:
     architecture; the raw number is what the rest of emu compares against.
     """
     return struct.unpack_from("<I", raw, shoff + 64 * index + 4)[0]
+
+
+def _string_reader(table: bytes):
+    """name-at-offset for a string table; an ASCII table (the usual case) is decoded once."""
+    if table.isascii():
+        text = table.decode("ascii")
+
+        def read(offset: int) -> str:
+            end = text.find("\0", offset)
+            return text[offset:end] if end >= 0 else text[offset:]
+        return read
+    return lambda offset: _string_at(table, offset)
 
 
 def _string_at(table: bytes, offset: int) -> str:
@@ -239,14 +278,17 @@ def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
     if not 0 < symtab.link < len(sections):
         raise ObjectFormatError(f"section {symtab.name} links to string table index {symtab.link}, which does not exist", path=path)
     strtab = sections[symtab.link].data
-    symbols = []
-    for index, (name, info, _other, shndx, value, size) in enumerate(struct.iter_unpack("<IBBHQQ", symtab.data)):
-        if shndx != SHN_UNDEF and shndx < SHN_LORESERVE and shndx >= len(sections):
-            raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, name) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
-        if shndx == SHN_XINDEX:
-            raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
-        symbols.append(Symbol(index, _string_at(strtab, name), value, size, info & 0xF, info >> 4, shndx))
-    return symbols
+    entries = list(struct.iter_unpack("<IBBHQQ", symtab.data))
+    count = len(sections)
+    for index, (name, _info, _other, shndx, _value, _size) in enumerate(entries):
+        if shndx >= count:       # both checks below need an index past the table
+            if shndx == SHN_XINDEX:
+                raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
+            if shndx < SHN_LORESERVE:
+                raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, name) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
+    name_at = _string_reader(strtab)
+    return [_new(Symbol, (index, name_at(name), value, size, info & 0xF, info >> 4, shndx))
+            for index, (name, info, _other, shndx, value, size) in enumerate(entries)]
 
 
 def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str) -> list[Relocation]:
@@ -264,9 +306,11 @@ def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str)
             continue  # relocations of non-loaded sections (debug info) never matter at run time
         if sec.size % 24:
             raise ObjectFormatError(f"relocation section {sec.name} size {sec.size:#x} is not a multiple of 24", path=path)
-        for number, (offset, info, addend) in enumerate(struct.iter_unpack("<QQq", sec.data)):
-            symbol, kind = info >> 32, info & 0xFFFFFFFF
-            if symbol >= len(symbols):
-                raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {symbol}; the symbol table has {len(symbols)}", path=path)
-            relocations.append(Relocation(target, offset, kind, symbol, addend))
+        entries = list(struct.iter_unpack("<QQq", sec.data))
+        if entries and max(info for _, info, _ in entries) >> 32 >= len(symbols):
+            for number, (offset, info, addend) in enumerate(entries):
+                if info >> 32 >= len(symbols):
+                    raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {info >> 32}; the symbol table has {len(symbols)}", path=path)
+        relocations.extend([_new(Relocation, (target, offset, info & 0xFFFFFFFF, info >> 32, addend))
+                            for offset, info, addend in entries])
     return relocations

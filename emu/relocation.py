@@ -91,21 +91,26 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
         return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
 
     sections = obj.sections
+    addresses: dict[int, int] = {}      # symbol index -> S, resolved once per symbol
+    new = tuple.__new__
     for rel in obj.relocations:
-        recipe = table.get(rel.type)
+        index, offset, kind, symbol, addend = rel
+        recipe = table.get(kind)
         if recipe is None:
-            raise RelocationError(f"unsupported relocation type {rel.type} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
-        section = sections[rel.section]
+            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
+        section = sections[index]
         size = recipe.size
-        if rel.offset + size > section.size:
+        if offset + size > section.size:
             raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {size} bytes past the end of the section ({section.size:#x} bytes)", path=obj.path)
         if section.type == 8:  # NOBITS
             raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
-        place = section_base[rel.section] + rel.offset
-        start = section_offset[rel.section] + rel.offset
-        inputs = Inputs(symbol_address(rel.symbol), rel.addend, place, got_base,
-                        got_slot(rel.symbol) - got_base if recipe.uses_got else 0, page)
+        S = addresses.get(symbol)
+        if S is None:
+            S = addresses[symbol] = symbol_address(symbol)
+        start = section_offset[index] + offset
+        inputs = new(Inputs, (S, addend, section_base[index] + offset, got_base,
+                              got_slot(symbol) - got_base if recipe.uses_got else 0, page))
         try:
-            image[start:start + size] = recipe.encode(bytes(image[start:start + size]), recipe.calc(inputs))
+            image[start:start + size] = recipe.encode(image[start:start + size], recipe.calc(inputs))
         except FieldOverflow as error:
             raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None
