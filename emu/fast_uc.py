@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 
-from unicorn import Uc, UcError
+from unicorn import UC_HOOK_CODE, Uc, UcError
 
 try:
     from unicorn.unicorn_py3.unicorn import uclib as _LIB
@@ -122,3 +122,41 @@ class RegisterBatch:
         if status:
             raise UcError(status)
         return self._values[:]
+
+    def write(self, uc: Uc, values) -> None:
+        """Write the registers, in order, with one uc_reg_write_batch call."""
+        if _LIB is None:
+            for reg, value in zip(self.regs, values):
+                uc.reg_write(reg, value)
+            return
+        self._values[:] = [value & 0xFFFFFFFFFFFFFFFF for value in values]
+        status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, len(self.regs))
+        if status:
+            raise UcError(status)
+
+
+try:
+    from unicorn.unicorn_py3.unicorn import HOOK_CODE_CFUNC as _HOOK_CODE_CFUNC
+    from unicorn.unicorn_py3.unicorn import uc_hook_h as _HOOK_HANDLE
+except ImportError:  # pragma: no cover - other unicorn layouts
+    _HOOK_CODE_CFUNC = None
+
+
+def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
+    """A code hook whose C callback is `callback(engine, address, size, key)` itself.
+
+    Unicorn's Python hook_add wraps every callback in two more Python frames (an
+    exception guard and an argument adapter); on the stub window that runs for every
+    stub call.  The callback must not raise: an exception raised in a ctypes callback
+    is printed and dropped, so it keeps its own guard.
+    """
+    if _LIB is None or _HOOK_CODE_CFUNC is None:
+        return uc.hook_add(UC_HOOK_CODE, lambda _uc, address, size, key: callback(None, address, size, key), begin=begin, end=end)
+    function = _HOOK_CODE_CFUNC(callback)
+    handle = _HOOK_HANDLE()
+    status = _LIB.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_CODE, function, ctypes.c_void_p(0),
+                              ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    if status:
+        raise UcError(status)
+    uc._callbacks[handle.value] = function       # kept alive, and hook_del works as for any hook
+    return handle.value

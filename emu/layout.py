@@ -43,11 +43,15 @@ class Image:
     _starts: list[int] = field(default_factory=list, repr=False)
     _located: dict[int, str] = field(default_factory=dict, repr=False)
     _names: list[str] = field(default_factory=list, repr=False)
+    _code: tuple[int, int] = (0, 0)               # [start, end) of the executable segment
 
     def __post_init__(self) -> None:
         located = sorted((address, name) for name, address in self.functions.items())
         self._starts = [address for address, _ in located]
         self._names = [name for _, name in located]
+        code = next((s for s in self.segments if s.perms & PERM_X), None)
+        if code is not None:
+            self._code = (code.address, code.address + len(code.data))
 
     def locate(self, address: int) -> str:
         """`function+0xoff` for a code address, or the stub's symbol, or a raw address (memoised)."""
@@ -63,8 +67,7 @@ class Image:
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"
         index = bisect.bisect_right(self._starts, address) - 1
-        code = next((s for s in self.segments if s.perms & PERM_X), None)
-        if index >= 0 and code is not None and code.address <= address < code.address + len(code.data):
+        if index >= 0 and self._code[0] <= address < self._code[1]:
             return f"{self._names[index]}+{address - self._starts[index]:#x}"
         return f"{address:#x}"
 

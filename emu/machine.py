@@ -11,17 +11,17 @@ import time
 from dataclasses import dataclass
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
-                     UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INSN_INVALID,
+                     UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,
                      UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
                      UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
-from .fast_uc import HostBacked, mem_read, mem_write
+from .fast_uc import HostBacked, hook_code_direct, mem_read, mem_write, reg_read64
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
-from .stubs import StubDispatcher, StubFailure
+from .stubs import StubDispatcher, StubFailure, symbol_plan
 from .trace import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
@@ -84,6 +84,8 @@ class Machine:
         self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
+        self._stub_plans: list = []                       # stub slot -> (symbol, plan or None), per image
+        self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: dict[int, tuple[bytes, list[int]]] = {}   # code address -> (bytes, hook handles)
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
@@ -91,7 +93,7 @@ class Machine:
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
-        uc.hook_add(UC_HOOK_CODE, self._on_stub, begin=STUB_BASE + STUB_SLOT, end=STUB_BASE + STUB_SIZE - 1)
+        hook_code_direct(uc, self._on_stub_entry, STUB_BASE + STUB_SLOT, STUB_BASE + STUB_SIZE - 1)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
         self._extension = None           # created on first need: it imports capstone
         if hasattr(arch.cpu, "create_extension"):
@@ -101,6 +103,7 @@ class Machine:
     def extension(self):
         if self._extension is None and hasattr(self.arch.cpu, "create_extension"):
             self._extension = self.arch.cpu.create_extension()
+            self._extension.verify_cache = False   # load() tells it when code changes
         return self._extension
 
     def _on_invalid(self, uc, user_data) -> bool:
@@ -145,6 +148,8 @@ class Machine:
                 self.uc.ctl_flush_tb()
             self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image)
+        if image is not self.image:
+            self._stub_plans = [(name, symbol_plan(name) if name else None) for name in image.stub_symbols]
         self.image = image
         self.host.reset()
 
@@ -182,8 +187,10 @@ class Machine:
             return
         for handle in installed[1] if installed else ():
             self.uc.hook_del(handle)
+        if installed is not None and self._extension is not None:
+            self._extension.forget()     # its cached decodes describe the old bytes
         sites = image.extras.get("vector_sites") or ()
-        handles = [self.uc.hook_add(UC_HOOK_CODE, self.extension._on_site, begin=address, end=address) for address in sites]
+        handles = [hook_code_direct(self.uc, self._on_site_entry, address, address) for address in sites]
         self._site_hooks[code.address] = (code.data, handles)
 
     # -- calls ----------------------------------------------------------------------
@@ -204,6 +211,9 @@ class Machine:
         except UcError as error:
             if self._fault is None:
                 self._fault = self._fault_from_error(error)
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            raise pending
         unsupported = getattr(self._extension, "last_error", None)
         if self._fault is None and unsupported is not None:
             self._extension.last_error = None
@@ -217,31 +227,49 @@ class Machine:
                                          pc=unsupported.address)
         if self._fault is not None:
             return CallOutcome(None, self._fault)
-        pc = self.arch.cpu.pc(self.uc)
+        convention = self.arch.convention
+        pc = reg_read64(self.uc, convention.program_counter)
         if pc != RETURN_SENTINEL:
             kind = "timeout" if time.perf_counter() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
             return CallOutcome(None, self._describe(kind, message, pc=pc))
-        value = self.arch.convention.return_value(self.uc) & 0xFFFFFFFF
+        value = convention.return_value(self.uc) & 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
 
     # -- hooks ----------------------------------------------------------------------
-    def _on_stub(self, uc, address, size, user_data) -> None:
-        image, dispatcher = self.image, self.dispatcher
-        slot = (address - STUB_BASE) // STUB_SLOT
+    def _on_stub_entry(self, _engine, address: int, _size: int, _key) -> None:
+        """The stub window's C-level hook: nothing may escape a ctypes callback."""
+        try:
+            self._on_stub(address)
+        except BaseException as error:   # KeyboardInterrupt, a bug in fault reporting: stop, re-raise in call()
+            self._pending = error
+            self.uc.emu_stop()
+
+    def _on_site_entry(self, _engine, address: int, size: int, _key) -> None:
+        """A vector instruction's C-level hook: the extension carries it out."""
+        try:
+            self.extension._on_site(self.uc, address, size, None)
+        except BaseException as error:
+            self._pending = error
+            self.uc.emu_stop()
+
+    def _on_stub(self, address: int) -> None:
+        image, dispatcher, uc = self.image, self.dispatcher, self.uc
+        slot, misaligned = divmod(address - STUB_BASE, STUB_SLOT)
         if time.perf_counter() > self._deadline:
             self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
             return
+        symbol = caller = "?"
         try:
-            if image is None or dispatcher is None or slot >= len(image.stub_symbols) or address % STUB_SLOT:
+            if image is None or dispatcher is None or slot >= len(self._stub_plans) or misaligned:
                 self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
                 return
-            symbol = image.stub_symbols[slot]
-            raw, return_address = self.arch.convention.read_call(uc, dispatcher.arity(symbol))
+            symbol, plan = self._stub_plans[slot]
+            raw, return_address = self.arch.convention.read_call(uc, plan.arity if plan is not None else 0)
             caller = image.locate(return_address)
-            if dispatcher.known(symbol):
-                dispatcher.call(uc, symbol, raw, caller)
+            if plan is not None:
+                dispatcher.call(uc, symbol, raw, caller, plan)
             elif dispatcher.runtime.config.missing_symbols == "return_zero":
                 dispatcher.call_missing(uc, symbol, caller)
             else:
@@ -250,7 +278,7 @@ class Machine:
         except StubFailure as error:
             self._stop(self._describe("stub_error", f"{caller} calls {symbol}: {error}", pc=address))
         except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
-            self._stop(self._describe("stub_error", f"stub for {image.stub_symbols[slot] if image else '?'} failed: {type(error).__name__}: {error}", pc=address))
+            self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 
     def _on_bad_memory(self, uc, access, address, size, value, user_data) -> bool:
         self._memory_fault = (_ACCESS_KIND.get(access, "cpu_exception"), address)

@@ -29,6 +29,7 @@ class RegisterConvention:
         # One batch read per stub call: the argument registers, sp, and the link register.
         extra = (self.stack_pointer,) + ((self.link_register,) if self.link_register is not None else ())
         object.__setattr__(self, "_entry_state", RegisterBatch(self.arg_regs + extra))
+        object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch
 
     def read_call(self, uc: Uc, count: int) -> tuple[list[int], int]:
         """The first `count` integer arguments and the return address, at function entry."""
@@ -74,9 +75,13 @@ class RegisterConvention:
         if self.link_register is None:
             sp -= 8                                  # x86-64: rsp = 8 (mod 16) at entry
             mem_write(uc, sp, struct.pack("<Q", return_to))
-        else:
-            reg_write64(uc, self.link_register, return_to)
-        for reg, value in zip(self.arg_regs, args):
-            reg_write64(uc, reg, value)
-        reg_write64(uc, self.stack_pointer, sp)
-        reg_write64(uc, self.program_counter, function)
+        in_registers = min(len(args), len(self.arg_regs))
+        batch = self._entry_writes.get(in_registers)
+        if batch is None:
+            link = (self.link_register,) if self.link_register is not None else ()
+            batch = self._entry_writes[in_registers] = RegisterBatch(
+                self.arg_regs[:in_registers] + (self.stack_pointer, self.program_counter) + link)
+        values = list(args[:in_registers]) + [sp, function]
+        if self.link_register is not None:
+            values.append(return_to)
+        batch.write(uc, values)

@@ -14,7 +14,6 @@ with ``UnsupportedInstruction`` rather than computing a wrong result.
 
 from __future__ import annotations
 
-import bisect
 import re
 
 import ctypes
@@ -24,6 +23,8 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 from capstone import x86_const as CX
 from unicorn import UC_HOOK_CODE, UC_HOOK_INSN_INVALID, Uc, UcError
 from unicorn import x86_const as UX
+
+from ..fast_uc import mem_read, mem_write
 
 try:  # the public reg_read/reg_write cost 3-10 us each; the C entry points about 1.5 us
     from unicorn.unicorn_py3.unicorn import uclib as _LIB
@@ -145,14 +146,14 @@ def _ea(uc: Uc, op: tuple) -> int:
 
 def _load(uc: Uc, d: Decoded, ea: int, n: int) -> int:
     try:
-        return int.from_bytes(_mem_read(uc, ea, n), "little")
+        return int.from_bytes(mem_read(uc, ea, n), "little")
     except UcError as err:
         raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
 
 
 def _store(uc: Uc, d: Decoded, ea: int, n: int, value: int) -> None:
     try:
-        uc.mem_write(ea, (value & ((1 << (8 * n)) - 1)).to_bytes(n, "little"))
+        mem_write(uc, ea, (value & ((1 << (8 * n)) - 1)).to_bytes(n, "little"))
     except UcError as err:
         raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
 
@@ -293,14 +294,49 @@ def _perm2x128(uc: Uc, d: Decoded) -> None:
     _write(uc, d, dst, out)
 
 
+class _VectorFile:
+    """zmm0-15 read and written with one uc_reg_read_batch / uc_reg_write_batch each.
+
+    vzeroupper touches all sixteen registers; one C call per register made it the
+    costliest instruction the unit carries out.
+    """
+
+    def __init__(self) -> None:
+        count = 16
+        self._ids = (ctypes.c_int * count)(*_ZMM[:count])
+        self._buffers = [ctypes.create_string_buffer(64) for _ in range(count)]
+        self._pointers = (ctypes.c_void_p * count)(*(ctypes.addressof(b) for b in self._buffers))
+
+    def clear(self, uc: Uc, keep: int) -> None:
+        """Zero every register from byte `keep` up (16: vzeroupper, 0: vzeroall)."""
+        if _LIB is None:
+            for reg in _ZMM[:16]:
+                _reg_write(uc, reg, _reg_read(uc, reg, keep) if keep else 0)
+            return
+        status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, 16)
+        if status:
+            raise UcError(status)
+        dirty = False
+        for buffer in self._buffers:
+            if buffer.raw[keep:] != _ZEROS[keep:]:
+                ctypes.memset(ctypes.addressof(buffer) + keep, 0, 64 - keep)
+                dirty = True
+        if dirty:
+            status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, 16)
+            if status:
+                raise UcError(status)
+
+
+_ZEROS = bytes(64)
+_VECTOR_FILE = _VectorFile()
+
+
 def _vzeroupper(uc: Uc, d: Decoded) -> None:
-    for reg in _ZMM[:16]:
-        _reg_write(uc, reg, _reg_read(uc, reg, 16))
+    _VECTOR_FILE.clear(uc, 16)
 
 
 def _vzeroall(uc: Uc, d: Decoded) -> None:
-    for reg in _ZMM[:16]:
-        _reg_write(uc, reg, 0)
+    _VECTOR_FILE.clear(uc, 0)
 
 
 _MOVES = ("vmovups", "vmovupd", "vmovdqu", "vmovdqu8", "vmovdqu16", "vmovdqu32", "vmovdqu64",
@@ -383,7 +419,12 @@ def _decode(insn) -> Decoded:
 
 
 _ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
-_VEX_LEAD = re.compile(rb"[\xc4\xc5\x62]")
+# A C4 byte starts a VEX instruction only if its next byte names opcode map 1, 2 or 3
+# (its low five bits; the other values are reserved and fault on hardware).  Code is
+# full of C4 bytes inside displacements and immediates, and each candidate costs a
+# disassembly: the map check drops most of them before that.
+_VEX3_MAPS = bytes(b for b in range(256) if b & 0x1F in (1, 2, 3))
+_VEX_LEAD = re.compile(b"\xc4(?=[" + b"".join(b"\\x%02x" % b for b in _VEX3_MAPS) + b"])|[\xc5\x62]")
 
 
 def _is_xmm_store(mnemonic: str, op_str: str) -> bool:
@@ -399,7 +440,7 @@ def _is_xmm_store(mnemonic: str, op_str: str) -> bool:
 def _is_vector_vex(raw: bytes, mnemonic: str) -> bool:
     """VEX (C4/C5) or EVEX (62) encoded, and a vector or mask instruction (not BMI)."""
     i = 0
-    while i < len(raw) and raw[i] in (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67):
+    while i < len(raw) and raw[i] in _ADDRESS_PREFIXES:
         i += 1
     return i < len(raw) and raw[i] in (0xC4, 0xC5, 0x62) and mnemonic[0] in "vk"
 
@@ -412,10 +453,16 @@ class AvxUnit:
         self._cs = Cs(CS_ARCH_X86, CS_MODE_64)
         self._cs.detail = True
         self._lite = Cs(CS_ARCH_X86, CS_MODE_64)
-        self._sweep = Cs(CS_ARCH_X86, CS_MODE_64)
-        self._sweep.skipdata = True
         self._cache: dict[int, tuple[bytes, Decoded]] = {}
         self.last_error: UnsupportedInstruction | None = None
+        # Whether a cached decode is checked against the bytes now at its address.  An
+        # owner that knows when code changes (emu's Machine: code is read-only to the
+        # guest and rewritten only between runs) turns this off and calls forget().
+        self.verify_cache = True
+
+    def forget(self) -> None:
+        """Drop every cached decode (the code they came from has changed)."""
+        self._cache.clear()
 
     def install(self, uc: Uc, sites: Iterable[int] = ()) -> None:
         """Hook invalid instructions; also take over the VEX.128 `sites` (see `scan`)."""
@@ -423,51 +470,39 @@ class AvxUnit:
         for address in sites:
             uc.hook_add(UC_HOOK_CODE, self._on_site, begin=address, end=address)
 
-    def scan(self, code: bytes, address: int, boundaries: Iterable[int] = ()) -> list[int]:
-        """Addresses of the VEX/EVEX vector instructions in `code` that need carrying out.
+    def scan(self, code: bytes, address: int) -> list[int]:
+        """Addresses where a VEX/EVEX vector instruction that needs carrying out may start.
 
         Unicorn runs VEX.128 instructions itself, wrongly (no third operand, no zeroing
         of bits 255:128, `vzeroupper` as a no-op); pass these to `install` to carry them out
         here.  VEX.256/EVEX ones are included too: a code hook is cheaper than the fault.
         VEX.128 stores are left out (see _is_xmm_store).
 
-        In 64-bit mode every such instruction starts with C4, C5 or 62 (after at most a
-        few segment/address-size prefixes).  Decoding one instruction at each such byte
-        finds the places that may hold one; portable code has none and is done.  Only the
-        stretches between known instruction boundaries (function starts) around those
-        places pay for an exact linear sweep.
+        In 64-bit mode every such instruction starts with C4, C5 or 62, after at most a
+        few segment/address-size prefixes.  Each such byte (and each run of prefixes just
+        before it) is decoded as if an instruction started there; where that gives a
+        vector instruction, the address is a site.  Some sites are bytes inside another
+        instruction: a code hook fires only where an instruction starts, so those never
+        run, and every real vector instruction is found without sweeping the code (a
+        linear disassembly costs ten times more).
         """
-        hits = self._vector_candidates(code, address)
-        if not hits:
-            return []
-        starts = sorted({address, *(b for b in boundaries if address <= b < address + len(code))})
-        stretches = set()
-        for hit in hits:
-            index = bisect.bisect_right(starts, hit) - 1
-            stretches.add((starts[index], starts[index + 1] if index + 1 < len(starts) else address + len(code)))
-        sites = []
-        for begin, end in sorted(stretches):
-            piece = code[begin - address:end - address]
-            sites.extend(a for a, size, mnemonic, op_str in self._sweep.disasm_lite(piece, begin)
-                         if mnemonic[0] in "vk" and _is_vector_vex(piece[a - begin:a - begin + size], mnemonic)
-                         and not _is_xmm_store(mnemonic, op_str))
-        return sites
-
-    def _vector_candidates(self, code: bytes, address: int) -> list[int]:
-        """Addresses where a C4/C5/62 byte decodes as a vector instruction (a superset of the real ones)."""
-        lite, hits = self._lite, []
+        lite, sites = self._lite, []
         for match in _VEX_LEAD.finditer(code):
-            offset = match.start()
-            insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
-            if insn is not None and _is_vector_vex(code[offset:offset + insn[1]], insn[2]):
-                hits.append(address + offset)
-        return hits
+            lead = first = match.start()
+            while first > 0 and lead - first < 4 and code[first - 1] in _ADDRESS_PREFIXES:
+                first -= 1
+            for offset in range(first, lead + 1):
+                insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
+                if (insn is not None and _is_vector_vex(code[offset:offset + insn[1]], insn[2])
+                        and not _is_xmm_store(insn[2], insn[3])):
+                    sites.append(address + offset)
+        return sorted(set(sites))
 
     def decode(self, uc: Uc, address: int) -> Decoded:
         cached = self._cache.get(address)
         if cached is not None:
             raw, d = cached
-            if _mem_read(uc, address, len(raw)) == raw:
+            if not self.verify_cache or _mem_read(uc, address, len(raw)) == raw:
                 return d
         raw = self._fetch(uc, address)
         insn = next(self._cs.disasm(raw, address, 1), None)

@@ -32,10 +32,8 @@ class X86_64Cpu:
         from ..x86_avx import AvxUnit
         if self._scanner is None:
             self._scanner = AvxUnit()
-        starts = sorted(image.functions.values())
-        # The segment is page-padded with zeros: sweeping them would decode ~1,000 `add [rax], al`.
         return [address for segment in image.segments if segment.perms & 4
-                for address in self._scanner.scan(segment.data.rstrip(b"\0"), segment.address, starts)]
+                for address in self._scanner.scan(segment.data, segment.address)]
 
     def create_extension(self):
         """The unit that carries out AVX/AVX-512 instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
