@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 
 from .errors import ObjectFormatError
-from .objfile import STT_FUNC, ObjectFile
+from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
 
@@ -33,7 +33,16 @@ class Export:
 
 
 def describe_export(obj: ObjectFile) -> Export:
-    functions = {s.name for s in obj.symbols if s.type == STT_FUNC and s.defined and s.name}
+    functions: set[str] = set()
+    slots: list[str] = []
+    for symbol in obj.symbols:          # one pass: an export has a few hundred symbols
+        name = symbol.name
+        if not name:
+            continue
+        if symbol.type == STT_FUNC and symbol.shndx != SHN_UNDEF:
+            functions.add(name)
+        if name.startswith(KERNEL_SLOT):
+            slots.append(name[len("kernels_"):])
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:
@@ -42,9 +51,9 @@ def describe_export(obj: ObjectFile) -> Export:
         raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
     prefix = prefixes[0]
     info, error = _kernel_info(obj, prefix)
-    slots = [s.name[len("kernels_"):] for s in obj.symbols if s.name.startswith(KERNEL_SLOT)]
     kernels = list(dict.fromkeys(list(info) + slots))
-    launch = sorted(name for name in functions if name.startswith(f"_mlir_{prefix}__mlir_ciface_"))
+    launch_prefix = f"_mlir_{prefix}__mlir_ciface_"
+    launch = sorted(name for name in functions if name.startswith(launch_prefix))
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
                   version=obj.c_string(f"{prefix}_version"), function_name=obj.c_string(f"{prefix}_function_name"))
