@@ -170,9 +170,5 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
 
 def _got_symbols(obj: ObjectFile, table) -> list[int]:
     """Symbol indexes that need a GOT slot, in first-use order (one slot per symbol)."""
-    seen: dict[int, None] = {}
-    for rel in obj.relocations:
-        recipe = table.get(rel.type)
-        if recipe is not None and recipe.uses_got:
-            seen.setdefault(rel.symbol, None)
-    return list(seen)
+    got_types = {number for number, recipe in table.items() if recipe.uses_got}
+    return list(dict.fromkeys(rel.symbol for rel in obj.relocations if rel.type in got_types))

@@ -32,10 +32,16 @@ class FieldOverflow(Exception):
 @dataclass(frozen=True)
 class Recipe:
     name: str
-    size: int                               # bytes of the patched field
+    size: int                                     # bytes of the patched field
     calc: Callable[[Inputs], int]
-    encode: Callable[[bytes, int], bytes]   # (old field bytes, value) -> new field bytes
+    patch: Callable[[bytearray, int, int], None]  # (image, field offset, value): writes the field in place
     uses_got: bool = False
+
+    def encode(self, old: bytes, value: int) -> bytes:
+        """The field's new bytes, given its old ones (for tests and tools; the loader patches in place)."""
+        buffer = bytearray(old)
+        self.patch(buffer, 0, value)
+        return bytes(buffer)
 
 
 def _checked(value: int, bits: int, signed: bool) -> int:
@@ -45,24 +51,26 @@ def _checked(value: int, bits: int, signed: bool) -> int:
     return value & ((1 << bits) - 1)
 
 
-def word(bits: int, signed: bool | None) -> Callable[[bytes, int], bytes]:
+def word(bits: int, signed: bool | None) -> Callable[[bytearray, int, int], None]:
     """A little-endian data field; signed=None accepts either interpretation (like R_X86_64_32 vs 32S)."""
     fmt = {64: "<Q", 32: "<I", 16: "<H"}[bits]
+    pack_into, mask = struct.pack_into, (1 << bits) - 1
 
-    def encode(_old: bytes, value: int) -> bytes:
+    def patch(image: bytearray, offset: int, value: int) -> None:
         if signed is None:
             if not -(1 << (bits - 1)) <= value < (1 << bits):
                 raise FieldOverflow(f"value {value:#x} does not fit a {bits}-bit field")
-            return struct.pack(fmt, value & ((1 << bits) - 1))
-        if bits == 64:
-            return struct.pack(fmt, value & ((1 << 64) - 1))
-        return struct.pack(fmt, _checked(value, bits, signed))
+            pack_into(fmt, image, offset, value & mask)
+        elif bits == 64:
+            pack_into(fmt, image, offset, value & mask)
+        else:
+            pack_into(fmt, image, offset, _checked(value, bits, signed))
 
-    return encode
+    return patch
 
 
 def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check: bool = True,
-                      align: int = 0, place: Callable[[int, int], int] | None = None) -> Callable[[bytes, int], bytes]:
+                      align: int = 0, place: Callable[[int, int], int] | None = None) -> Callable[[bytearray, int, int], None]:
     """A field inside a 32-bit little-endian instruction word.
 
     The value is shifted right by `scale` (after an alignment check on its low bits),
@@ -70,17 +78,18 @@ def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check
     placed at `shift`, or by `place(insn, field)` for split fields such as ADRP's.
     """
     mask = (1 << bits) - 1
+    pack_into, unpack_from = struct.pack_into, struct.unpack_from
 
-    def encode(old: bytes, value: int) -> bytes:
+    def patch(image: bytearray, offset: int, value: int) -> None:
         if align and value & ((1 << align) - 1):
             raise FieldOverflow(f"value {value:#x} is not {1 << align}-byte aligned")
         scaled = value >> scale
         field = _checked(scaled, bits, signed) if check else scaled & mask
-        insn, = struct.unpack("<I", old)
+        insn, = unpack_from("<I", image, offset)
         insn = place(insn, field) if place else (insn & ~(mask << shift)) | (field << shift)
-        return struct.pack("<I", insn & 0xFFFFFFFF)
+        pack_into("<I", image, offset, insn & 0xFFFFFFFF)
 
-    return encode
+    return patch
 
 
 def apply_relocations(obj, image: bytearray, section_base: dict[int, int], section_offset: dict[int, int],
@@ -107,10 +116,9 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
         S = addresses.get(symbol)
         if S is None:
             S = addresses[symbol] = symbol_address(symbol)
-        start = section_offset[index] + offset
         inputs = new(Inputs, (S, addend, section_base[index] + offset, got_base,
                               got_slot(symbol) - got_base if recipe.uses_got else 0, page))
         try:
-            image[start:start + size] = recipe.encode(image[start:start + size], recipe.calc(inputs))
+            recipe.patch(image, section_offset[index] + offset, recipe.calc(inputs))
         except FieldOverflow as error:
             raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None

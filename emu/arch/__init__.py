@@ -6,13 +6,20 @@ from .base import Architecture
 
 def architecture(name: str) -> Architecture:
     """The Architecture for an object's `arch` (imported lazily, one module per architecture)."""
+    found = _LOADED.get(name)
+    if found is not None:
+        return found
     if name == "x86_64":
-        from .x86_64.architecture import X86_64
-        return X86_64
-    if name == "aarch64":
-        from .aarch64.architecture import AARCH64
-        return AARCH64
-    raise KeyError(name)
+        from .x86_64.architecture import X86_64 as found
+    elif name == "aarch64":
+        from .aarch64.architecture import AARCH64 as found
+    else:
+        raise KeyError(name)
+    _LOADED[name] = found
+    return found
+
+
+_LOADED: dict[str, Architecture] = {}
 
 
 NAMES = ("x86_64", "aarch64")
