@@ -221,14 +221,17 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     if len(found) > shnum:
         raise ObjectFormatError(f"LIEF found {len(found)} sections but the header declares {shnum}", path=path)
     end = len(raw)
-    for index, sec in enumerate(found):
-        kind = _raw_type(raw, shoff, index)
-        size, offset, name, flags, align = sec.size, sec.offset, sec.name, sec.flags, sec.alignment
+    names = [sec.name for sec in found]
+    # The numbers come straight from the section headers LIEF parsed (bounds checked by
+    # _check_header): LIEF tags sh_type per architecture and each attribute read is a
+    # call into it.
+    headers = struct.iter_unpack("<IIQQQQIIQQ", raw[shoff:shoff + 64 * len(names)])
+    for index, (name, header) in enumerate(zip(names, headers)):
+        _, kind, flags, _, offset, size, link, info, align, _ = header
         if isinstance(name, bytes):   # LIEF hands back bytes for a name that is not UTF-8
             name = name.decode("utf-8", "replace")
         if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > end:
             raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({end} bytes)", path=path)
-        flags = int(flags)
         if flags & SHF_ALLOC:
             alloc_total += size
             if alloc_total > MAX_ALLOC_BYTES:
@@ -236,17 +239,8 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
         if align > 1 << 16 or (align & (align - 1)):
             raise ObjectFormatError(f"section {name or index} has an invalid alignment {align}", path=path)
         data = b"" if kind == SHT_NOBITS or kind == SHT_NULL else raw[offset:offset + size]
-        sections.append(_new(Section, (index, name, kind, flags, size, align or 1, sec.link, sec.information, data)))
+        sections.append(_new(Section, (index, name, kind, flags, size, align or 1, link, info, data)))
     return sections
-
-
-def _raw_type(raw: bytes, shoff: int, index: int) -> int:
-    """sh_type straight from the section header (bounds checked by _check_header).
-
-    LIEF's enum warns on stderr for unknown values and tags known ones per
-    architecture; the raw number is what the rest of emu compares against.
-    """
-    return struct.unpack_from("<I", raw, shoff + 64 * index + 4)[0]
 
 
 def _string_reader(table: bytes):
