@@ -19,10 +19,16 @@ from typing import Callable, Iterable, NamedTuple
 
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 from capstone import x86_const as CX
+
+try:  # capstone's C entry points, for the scan's single-instruction decodes (see AvxUnit._decoder)
+    from capstone import _cs as _CAPSTONE_LIB, _cs_insn as _CS_INSN
+    _CS_DISASM, _CS_FREE = _CAPSTONE_LIB.cs_disasm, _CAPSTONE_LIB.cs_free
+except ImportError:  # pragma: no cover - other capstone layouts use disasm_lite
+    _CS_DISASM = _CS_FREE = _CS_INSN = None
 from unicorn import UC_HOOK_CODE, UC_HOOK_INSN_INVALID, Uc, UcError
 from unicorn import x86_const as UX
 
-from ..fast_uc import mem_read, mem_write
+from ..fast_uc import mem_read, mem_write, reg_read64, reg_write64
 
 try:  # the public reg_read/reg_write cost 3-10 us each; the C entry points about 1.5 us
     from unicorn.unicorn_py3.unicorn import uclib as _LIB
@@ -136,9 +142,9 @@ def _ea(uc: Uc, op: tuple) -> int:
     _, base, index, scale, disp, _n = op
     ea = disp
     if base:
-        ea += _reg_read(uc, base, 8)
+        ea += reg_read64(uc, base)
     if index:
-        ea += _reg_read(uc, index, 8) * scale
+        ea += reg_read64(uc, index) * scale
     return ea & _M64
 
 
@@ -296,14 +302,15 @@ class _VectorFile:
     """zmm0-15 read and written with one uc_reg_read_batch / uc_reg_write_batch each.
 
     vzeroupper touches all sixteen registers; one C call per register made it the
-    costliest instruction the unit carries out.
+    costliest instruction the unit carries out.  The registers land in one contiguous
+    buffer, so checking and clearing their upper parts is plain bytes work.
     """
 
     def __init__(self) -> None:
-        count = 16
-        self._ids = (ctypes.c_int * count)(*_ZMM[:count])
-        self._buffers = [ctypes.create_string_buffer(64) for _ in range(count)]
-        self._pointers = (ctypes.c_void_p * count)(*(ctypes.addressof(b) for b in self._buffers))
+        self._ids = (ctypes.c_int * 16)(*_ZMM[:16])
+        self._buffer = ctypes.create_string_buffer(64 * 16)
+        base = ctypes.addressof(self._buffer)
+        self._pointers = (ctypes.c_void_p * 16)(*(base + 64 * i for i in range(16)))
 
     def clear(self, uc: Uc, keep: int) -> None:
         """Zero every register from byte `keep` up (16: vzeroupper, 0: vzeroall)."""
@@ -314,12 +321,10 @@ class _VectorFile:
         status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, 16)
         if status:
             raise UcError(status)
-        dirty = False
-        for buffer in self._buffers:
-            if buffer.raw[keep:] != _ZEROS[keep:]:
-                ctypes.memset(ctypes.addressof(buffer) + keep, 0, 64 - keep)
-                dirty = True
-        if dirty:
+        raw = self._buffer.raw
+        cleared = b"".join(raw[i:i + keep] + _ZEROS[keep:] for i in range(0, 64 * 16, 64))
+        if cleared != raw:
+            ctypes.memmove(self._buffer, cleared, len(cleared))
             status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, 16)
             if status:
                 raise UcError(status)
@@ -495,7 +500,7 @@ class AvxUnit:
         run, and every real vector instruction is found without sweeping the code (a
         linear disassembly costs ten times more).
         """
-        lite, sites = self._lite, []
+        decode, sites = self._decoder(code, address), []
         for lead in _vex_leads(code):
             first = lead
             if code[lead] == 0xC4 and (lead + 1 >= len(code) or code[lead + 1] not in _VEX3_MAPS):
@@ -503,11 +508,38 @@ class AvxUnit:
             while first > 0 and lead - first < 4 and code[first - 1] in _ADDRESS_PREFIXES:
                 first -= 1
             for offset in range(first, lead + 1):
-                insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
-                if (insn is not None and _is_vector_vex(code[offset:offset + insn[1]], insn[2])
-                        and not _is_xmm_store(insn[2], insn[3])):
+                insn = decode(offset)
+                if (insn is not None and _is_vector_vex(code[offset:offset + insn[0]], insn[1])
+                        and not _is_xmm_store(insn[1], insn[2])):
                     sites.append(address + offset)
         return sorted(set(sites))
+
+    def _decoder(self, code: bytes, address: int) -> Callable[[int], tuple[int, str, str] | None]:
+        """decode(offset) -> (size, mnemonic, op_str) of one instruction in `code`, or None.
+
+        A scan decodes a few dozen single instructions; capstone's disasm_lite copies the
+        window and builds a generator for each.  Where its C entry point is reachable this
+        calls cs_disasm on the code in place (a quarter cheaper), else disasm_lite.
+        """
+        lite = self._lite
+        if _CS_DISASM is None:
+            def decode_lite(offset: int):
+                insn = next(lite.disasm_lite(code[offset:offset + 15], address + offset, 1), None)
+                return insn[1:] if insn is not None else None
+            return decode_lite
+        buffer = bytearray(code)
+        base, found = ctypes.c_char.from_buffer(buffer), ctypes.POINTER(_CS_INSN)()
+        handle, found_ref, length = lite.csh, ctypes.byref(found), len(code)
+
+        def decode(offset: int):
+            count = _CS_DISASM(handle, ctypes.byref(base, offset), min(15, length - offset), address + offset, 1, found_ref)
+            if count <= 0:
+                return None
+            insn = found[0]
+            result = (insn.size, insn.mnemonic.decode("ascii"), insn.op_str.decode("ascii"))
+            _CS_FREE(found, count)
+            return result
+        return decode
 
     def decode(self, uc: Uc, address: int) -> Decoded:
         cached = self._cache.get(address)
@@ -539,20 +571,22 @@ class AvxUnit:
         raise UnsupportedInstruction(address, 0, "(unmapped)", "")
 
     def _on_invalid(self, uc: Uc, user_data: object) -> bool:
-        rip = _reg_read(uc, UX.UC_X86_REG_RIP, 8)
+        rip = reg_read64(uc, UX.UC_X86_REG_RIP)
         try:
             size = self.execute(uc, rip)
         except UnsupportedInstruction as err:
             self.last_error = err
             return False
-        _reg_write(uc, UX.UC_X86_REG_RIP, rip + size)
+        reg_write64(uc, UX.UC_X86_REG_RIP, rip + size)
         return True
 
     def _on_site(self, uc: Uc, address: int, size: int, user_data: object) -> None:
         try:
-            size = self.execute(uc, address)
+            cached = None if self.verify_cache else self._cache.get(address)
+            d = cached[1] if cached is not None else self.decode(uc, address)
+            d.handler(uc, d)
         except UnsupportedInstruction as err:
             self.last_error = err
             uc.emu_stop()
             return
-        _reg_write(uc, UX.UC_X86_REG_RIP, address + size)
+        reg_write64(uc, UX.UC_X86_REG_RIP, address + d.size)
