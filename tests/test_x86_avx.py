@@ -351,3 +351,17 @@ def test_execute_is_cheap():
     for _ in range(1000):
         unit.execute(uc, CODE)
     assert time.perf_counter() - start < 0.1
+
+
+@pytest.mark.parametrize("hexcode, keep_low", [("c5f877", True), ("c5fc77", False)])
+def test_vzeroupper_and_vzeroall_clear_zmm0_to_15(hexcode, keep_low):
+    """vzeroupper keeps bits 127:0 of zmm0-15 and clears the rest; vzeroall clears them all; zmm16+ untouched."""
+    code = bytes.fromhex(hexcode)
+    uc = machine(code)
+    values = {i: (0xABCD << 400) | (0x1234 << 200) | (0x5678 + i) for i in (0, 3, 15, 16)}
+    for i, value in values.items():
+        uc.reg_write(ZMM[i], value)
+    run(uc, code)
+    for i, value in values.items():
+        want = value if i >= 16 else (value & ((1 << 128) - 1) if keep_low else 0)
+        assert uc.reg_read(ZMM[i]) == want, f"zmm{i}"

@@ -208,12 +208,23 @@ def _mov_low(bits: int) -> Callable[[Uc, Decoded], None]:
 
 
 def _mov_aligned(uc: Uc, d: Decoded) -> None:
-    for op in d.ops:
-        if op[0] == "m":
-            ea = _ea(uc, op)
-            if ea % op[5]:
-                raise MisalignedAccess(d.address, d.size, d.mnemonic, d.op_str, ea, op[5])
-    _mov(uc, d)
+    """vmovaps & co: as _mov, but a memory operand must be aligned to its width (#GP)."""
+    dst, src = d.ops
+    if src[0] == "m":
+        value = _load(uc, d, _aligned_ea(uc, d, src), src[5])
+    else:
+        value = _read(uc, d, src)
+    if dst[0] == "m":
+        _store(uc, d, _aligned_ea(uc, d, dst), dst[5], value)
+    else:
+        _write(uc, d, dst, value)
+
+
+def _aligned_ea(uc: Uc, d: Decoded, op: tuple) -> int:
+    ea = _ea(uc, op)
+    if ea % op[5]:
+        raise MisalignedAccess(d.address, d.size, d.mnemonic, d.op_str, ea, op[5])
+    return ea
 
 
 def _mov_scalar(uc: Uc, d: Decoded) -> None:
@@ -318,19 +329,23 @@ class _VectorFile:
             for reg in _ZMM[:16]:
                 _reg_write(uc, reg, _reg_read(uc, reg, keep) if keep else 0)
             return
-        status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, 16)
-        if status:
-            raise UcError(status)
-        raw = self._buffer.raw
-        cleared = b"".join(raw[i:i + keep] + _ZEROS[keep:] for i in range(0, 64 * 16, 64))
-        if cleared != raw:
-            ctypes.memmove(self._buffer, cleared, len(cleared))
-            status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, 16)
+        if keep:
+            status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, 16)
             if status:
                 raise UcError(status)
+            registers = int.from_bytes(self._buffer.raw, "little")
+            if not registers & _UPPERS:        # the usual case: nothing above bit 127 is set
+                return
+            ctypes.memmove(self._buffer, (registers & ~_UPPERS).to_bytes(64 * 16, "little"), 64 * 16)
+        else:
+            ctypes.memset(self._buffer, 0, 64 * 16)
+        status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, 16)
+        if status:
+            raise UcError(status)
 
 
-_ZEROS = bytes(64)
+# Bits 128-511 of each of the sixteen 512-bit registers, as one integer over the batch buffer.
+_UPPERS = sum(((1 << 384) - 1) << (512 * i + 128) for i in range(16))
 _VECTOR_FILE = _VectorFile()
 
 
