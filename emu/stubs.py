@@ -105,38 +105,25 @@ def _read_struct(name: str, struct_name: str | None, value: int, uc: Uc):
         raise StubFailure(f"cannot read {struct_name} at {value:#x} for {name}: {error}") from None
 
 
-_PLANS: dict[type, _Plan] = {}
-
-
-def plan_of(model: type[CudaCall]) -> _Plan:
-    plan = _PLANS.get(model)
-    if plan is None:
-        plan = _PLANS[model] = _Plan(model)
-    return plan
-
-
-_SYMBOL_PLANS: dict[str, _Plan | None] = {}
+_PLANS: dict[str, _Plan] = {}
 
 
 def symbol_plan(symbol: str) -> _Plan | None:
-    """The plan for a stubbed symbol, or None for a symbol without a model."""
-    try:
-        return _SYMBOL_PLANS[symbol]
-    except KeyError:
+    """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
+    plan = _PLANS.get(symbol)
+    if plan is None:
         model = CATALOGUE.get(symbol)
-        plan = _SYMBOL_PLANS[symbol] = plan_of(model) if model is not None else None
-        return plan
+        if model is None:
+            return None              # not cached: object files may name any number of these
+        plan = _PLANS[symbol] = _Plan(model)
+    return plan
 
 
-def decode_call(model: type[CudaCall], raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
+def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
     """The model instance (for behaviours) and the JSON-ready arguments (for the trace).
 
     Both share one dict: arguments are decoded values that neither side changes.
     """
-    return _decode(plan_of(model), raw, uc)
-
-
-def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
     model = plan.model
     values = plan.decode(raw, uc)
     instance = model.__new__(model)
@@ -160,14 +147,6 @@ class StubDispatcher:
         self._injections = {}
         for injected in config.errors:
             self._injections.setdefault(injected.symbol, []).append(injected)
-
-    def known(self, symbol: str) -> bool:
-        return symbol_plan(symbol) is not None
-
-    def arity(self, symbol: str) -> int:
-        """How many arguments the symbol's stub model takes (0 for a symbol without one)."""
-        plan = symbol_plan(symbol)
-        return plan.arity if plan is not None else 0
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention."""
