@@ -55,7 +55,7 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "fields_set", "pointees", "behaviour", "decode")
+    __slots__ = ("model", "params", "arity", "fields_set", "pointees", "decode")
 
     def __init__(self, model: type[CudaCall]):
         self.model = model
@@ -63,7 +63,6 @@ class _Plan:
         self.arity = len(self.params)
         self.fields_set = frozenset(name for name, _, _ in self.params)
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
-        self.behaviour = BEHAVIOURS.get(model.symbol, default_behaviour)
         self.decode = _compile_decoder(self.params)
 
 
@@ -156,7 +155,7 @@ class StubDispatcher:
         if injected is not None:
             ret, outputs = injected, {}
         else:
-            ret, outputs = plan.behaviour(self.runtime, call)
+            ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, call)   # looked up per call: patchable
         written = self._write_outputs(uc, plan, call, outputs) if outputs else {}
         self.set_return(uc, ret)
         calls = self.calls

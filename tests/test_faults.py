@@ -14,6 +14,7 @@ import pytest
 
 from emu.cli import main
 from emu.cuda.config import RuntimeConfig
+from emu.cuda.runtime import BEHAVIOURS
 from emu.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
 from emu.images import load_image
@@ -205,3 +206,45 @@ def test_aarch64_missing_stub(tmp_path):
     run = run_object(str(renamed(tmp_path, elf.SEED_ARM)), entries=ENTRIES)
     assert run.fault.kind == "missing_stub" and "_cudaGetDevicf" in run.fault.message
     assert "carveout_25_cuda_load+0x" in run.fault.message
+
+
+# -- exceptions inside hooks ----------------------------------------------------------
+# The stub window and vector sites are hooked through raw ctypes callbacks, where an
+# exception would be printed and dropped; the Machine must turn them into faults or
+# re-raise them after emu_start.
+SEED_X86 = elf.SEED_X86
+SEED_NATIVE = elf.X86.parent / "native" / "carveout_25.o"
+
+
+def test_a_failing_behaviour_is_a_stub_error_fault(monkeypatch):
+    def broken(runtime, call):
+        raise ValueError("behaviour bug")
+    monkeypatch.setitem(BEHAVIOURS, "_cudaFuncSetAttribute", broken)
+    run = run_object(str(SEED_X86), entries=ENTRIES)
+    assert run.fault.kind == "stub_error"
+    assert "_cudaFuncSetAttribute" in run.fault.message and "ValueError: behaviour bug" in run.fault.message
+    monkeypatch.undo()
+    assert run_object(str(SEED_X86), entries=ENTRIES).fault is None     # the next run is clean
+
+
+def test_keyboard_interrupt_in_a_stub_propagates(monkeypatch):
+    def interrupted(runtime, call):
+        raise KeyboardInterrupt
+    monkeypatch.setitem(BEHAVIOURS, "_cudaGetDevice", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_object(str(SEED_X86), entries=ENTRIES)
+    monkeypatch.undo()
+    assert run_object(str(SEED_X86), entries=ENTRIES).fault is None
+
+
+def test_an_error_in_a_vector_site_propagates(monkeypatch):
+    from emu.arch.x86_avx import AvxUnit
+
+    def broken(self, uc, address, size, user_data):
+        raise RuntimeError("site bug")
+    run_object(str(SEED_NATIVE), entries=ENTRIES)                       # sites hooked, unit created
+    monkeypatch.setattr(AvxUnit, "_on_site", broken)
+    with pytest.raises(RuntimeError, match="site bug"):
+        run_object(str(SEED_NATIVE), entries=ENTRIES)
+    monkeypatch.undo()
+    assert run_object(str(SEED_NATIVE), entries=ENTRIES).fault is None
