@@ -322,3 +322,17 @@ def test_project_does_not_import_cuda_bindings():
     for path in [*root.glob("stub_models/*.py"), *root.glob("emu/**/*.py")]:
         text = path.read_text()
         assert not re.search(r"^\s*(from|import)\s+cuda(\.bindings)?\b", text, re.M), path
+
+
+def test_generated_decoders_convert_every_argument_kind():
+    """The per-model decoders (emu.stubs) turn raw 64-bit values into each kind's JSON value."""
+    from emu.stubs import _compile_decoder
+
+    params = (("a", "i32", None), ("b", "u32", None), ("c", "i64", None), ("d", "u64", None), ("e", "out", None))
+    decode = _compile_decoder(params)
+    raw = [0xFFFF_FFFF_FFFF_FFFF, 0x1_8000_0001, 0x8000_0000_0000_0000, 0xDEAD_BEEF_0000_0001, 0x7000_0010]
+    assert decode(raw, None) == {"a": -1, "b": 0x8000_0001, "c": -(1 << 63), "d": 0xDEAD_BEEF_0000_0001, "e": 0x7000_0010}
+    assert decode([0x7FFF_FFFF, 5, 1 << 62, 0, 0], None) == {"a": 0x7FFF_FFFF, "b": 5, "c": 1 << 62, "d": 0, "e": 0}
+    for model in MODELS:                                   # every real model compiles and keeps its parameter order
+        names = [p.name for p in model.params()]
+        assert list(_compile_decoder(tuple((p.name, "u64", None) for p in model.params()))(list(range(len(names))), None)) == names
