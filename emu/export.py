@@ -21,15 +21,18 @@ class Export:
     function_name: str | None
 
     def entry_symbol(self, entry: str) -> str:
-        return {
-            "cuda_init": f"{self.prefix}_cuda_init",
-            "cuda_load": f"{self.prefix}_cuda_load",
-            "cuda_load_to_device": f"{self.prefix}_cuda_load_to_device",
-            "mlir_cuda_init": f"_mlir_{self.prefix}_cuda_init",
-            "mlir_cuda_load": f"_mlir_{self.prefix}_cuda_load",
-            "mlir_cuda_load_to_device": f"_mlir_{self.prefix}_cuda_load_to_device",
-            "launch": self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_",
-        }[entry]
+        """The function an entry runs: `<prefix>_cuda_load`, `_mlir_<prefix>_cuda_load`, the launch wrapper."""
+        if entry == "launch":
+            return self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_"
+        if entry not in _LOADER_ENTRIES:
+            raise KeyError(entry)
+        if entry.startswith("mlir_"):
+            return f"_mlir_{self.prefix}_{entry[len('mlir_'):]}"
+        return f"{self.prefix}_{entry}"
+
+
+_LOADER_ENTRIES = frozenset({"cuda_init", "cuda_load", "cuda_load_to_device",
+                             "mlir_cuda_init", "mlir_cuda_load", "mlir_cuda_load_to_device"})
 
 
 def describe_export(obj: ObjectFile) -> Export:

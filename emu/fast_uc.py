@@ -92,6 +92,15 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
     return buffer.raw
 
 
+def read_u64(uc: Uc, address: int) -> int:
+    """A little-endian 64-bit word of guest memory (return addresses on the stack)."""
+    region = _backed(uc, address, 8)
+    if region is not None:
+        start = address - region.address
+        return int.from_bytes(region.view[start:start + 8], "little")
+    return int.from_bytes(mem_read(uc, address, 8), "little")
+
+
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
     """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
     region = _backed(uc, address, len(data))

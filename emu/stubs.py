@@ -61,7 +61,7 @@ class _Plan:
         self.model = model
         self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
         self.arity = len(self.params)
-        self.fields_set = frozenset(name for name, _, _ in self.params)
+        self.fields_set = {name for name, _, _ in self.params}
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params)
 
@@ -127,7 +127,7 @@ def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
     values = plan.decode(raw, uc)
     instance = model.__new__(model)
     object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(plan.fields_set))
+    object.__setattr__(instance, "__pydantic_fields_set__", plan.fields_set)   # shared: call models are frozen
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance, values

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
+from ..fast_uc import RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -43,7 +43,7 @@ class RegisterConvention:
             args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, stack, 8 * extra)))
         if self.link_register is not None:
             return args, values[regs + 1]
-        return args, struct.unpack("<Q", mem_read(uc, sp, 8))[0]
+        return args, read_u64(uc, sp)
 
     def read_args(self, uc: Uc, count: int) -> list[int]:
         regs = self.arg_regs
