@@ -94,10 +94,6 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
 
 def read_u64(uc: Uc, address: int) -> int:
     """A little-endian 64-bit word of guest memory (return addresses on the stack)."""
-    region = _backed(uc, address, 8)
-    if region is not None:
-        start = address - region.address
-        return int.from_bytes(region.view[start:start + 8], "little")
     return int.from_bytes(mem_read(uc, address, 8), "little")
 
 

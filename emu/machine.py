@@ -17,7 +17,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
-from .fast_uc import HostBacked, hook_code_direct, mem_read, mem_write, reg_read64
+from .fast_uc import HostBacked, hook_code_direct, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
@@ -227,14 +227,13 @@ class Machine:
                                          pc=unsupported.address)
         if self._fault is not None:
             return CallOutcome(None, self._fault)
-        convention = self.arch.convention
-        pc = reg_read64(self.uc, convention.program_counter)
+        pc = self.arch.cpu.pc(self.uc)
         if pc != RETURN_SENTINEL:
             kind = "timeout" if time.perf_counter() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
             return CallOutcome(None, self._describe(kind, message, pc=pc))
-        value = convention.return_value(self.uc) & 0xFFFFFFFF
+        value = self.arch.convention.return_value(self.uc) & 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
 
     # -- hooks ----------------------------------------------------------------------
@@ -242,17 +241,20 @@ class Machine:
         """The stub window's C-level hook: nothing may escape a ctypes callback."""
         try:
             self._on_stub(address)
-        except BaseException as error:   # KeyboardInterrupt, a bug in fault reporting: stop, re-raise in call()
-            self._pending = error
-            self.uc.emu_stop()
+        except BaseException as error:   # KeyboardInterrupt, a bug in fault reporting
+            self._hold(error)
 
     def _on_site_entry(self, _engine, address: int, size: int, _key) -> None:
         """A vector instruction's C-level hook: the extension carries it out."""
         try:
             self.extension._on_site(self.uc, address, size, None)
         except BaseException as error:
-            self._pending = error
-            self.uc.emu_stop()
+            self._hold(error)
+
+    def _hold(self, error: BaseException) -> None:
+        """Stop the emulation and keep `error` for call() to raise once emu_start returns."""
+        self._pending = error
+        self.uc.emu_stop()
 
     def _on_stub(self, address: int) -> None:
         image, dispatcher, uc = self.image, self.dispatcher, self.uc

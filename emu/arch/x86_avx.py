@@ -597,11 +597,9 @@ class AvxUnit:
 
     def _on_site(self, uc: Uc, address: int, size: int, user_data: object) -> None:
         try:
-            cached = None if self.verify_cache else self._cache.get(address)
-            d = cached[1] if cached is not None else self.decode(uc, address)
-            d.handler(uc, d)
+            size = self.execute(uc, address)
         except UnsupportedInstruction as err:
             self.last_error = err
             uc.emu_stop()
             return
-        reg_write64(uc, UX.UC_X86_REG_RIP, address + d.size)
+        reg_write64(uc, UX.UC_X86_REG_RIP, address + size)

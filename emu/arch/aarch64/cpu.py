@@ -10,6 +10,8 @@ from __future__ import annotations
 from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
 from unicorn import arm64_const as arm64
 
+from ...fast_uc import reg_read64
+
 REGISTERS = tuple((f"x{n}", getattr(arm64, f"UC_ARM64_REG_X{n}")) for n in range(31)) + (
     ("sp", arm64.UC_ARM64_REG_SP), ("pc", arm64.UC_ARM64_REG_PC), ("nzcv", arm64.UC_ARM64_REG_NZCV))
 CPACR_FPEN = 0b11 << 20
@@ -29,7 +31,7 @@ class Aarch64Cpu:
         return uc
 
     def pc(self, uc: Uc) -> int:
-        return uc.reg_read(arm64.UC_ARM64_REG_PC)
+        return reg_read64(uc, arm64.UC_ARM64_REG_PC)
 
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}

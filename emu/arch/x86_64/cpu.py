@@ -4,6 +4,8 @@ from __future__ import annotations
 from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 from unicorn import x86_const as x86
 
+from ...fast_uc import reg_read64
+
 REGISTER_NAMES = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
                   "r12", "r13", "r14", "r15", "rip", "eflags")
 REGISTERS = tuple((name, getattr(x86, f"UC_X86_REG_{name.upper()}")) for name in REGISTER_NAMES)
@@ -22,7 +24,7 @@ class X86_64Cpu:
         return Uc(UC_ARCH_X86, UC_MODE_64)   # SSE is on by default in Unicorn's x86-64
 
     def pc(self, uc: Uc) -> int:
-        return uc.reg_read(x86.UC_X86_REG_RIP)
+        return reg_read64(uc, x86.UC_X86_REG_RIP)
 
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}
