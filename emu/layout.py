@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up, stub_address)
+                         RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
 from .objfile import SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION, ObjectFile
 from .relocation import apply_relocations
 
@@ -106,11 +106,23 @@ def build_image(obj: ObjectFile) -> Image:
             segment_plan.append((start, size, perms, packed))
             packed += size
 
-    undefined = sorted({s.name for s in obj.symbols if s.shndx == SHN_UNDEF and s.name and s.name != GOT_SYMBOL})
+    # One pass over the symbols: the undefined ones get stubs, the defined ones addresses.
+    undefined: set[str] = set()
+    functions: dict[str, int] = {}
+    data_symbols: dict[str, int] = {}
+    for symbol in obj.symbols:
+        name, shndx = symbol.name, symbol.shndx
+        if not name:
+            continue
+        if shndx == SHN_UNDEF:
+            if name != GOT_SYMBOL:
+                undefined.add(name)
+        elif shndx in section_base and symbol.type != STT_SECTION:
+            (functions if symbol.type == STT_FUNC else data_symbols)[name] = section_base[shndx] + symbol.value
     if len(undefined) + 1 > STUB_SLOTS:
         raise ObjectFormatError(f"{len(undefined)} undefined symbols; emu provides at most {STUB_SLOTS - 1} stubs", path=obj.path)
-    stub_symbols = [""] + undefined
-    stub_of = {name: stub_address(slot) for slot, name in enumerate(stub_symbols) if slot}
+    stub_symbols = [""] + sorted(undefined)
+    stub_of = {name: STUB_BASE + slot * STUB_SLOT for slot, name in enumerate(stub_symbols)}
 
     def symbol_address(index: int) -> int:
         symbol = obj.symbols[index]
@@ -142,11 +154,6 @@ def build_image(obj: ObjectFile) -> Image:
                       arch.relocations, arch.page, 0)
 
     segments = [Segment(start, bytes(image[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
-    functions, data_symbols = {}, {}
-    for symbol in obj.symbols:
-        if symbol.name and symbol.shndx in section_base and symbol.type != STT_SECTION:
-            target = functions if symbol.type == STT_FUNC else data_symbols
-            target[symbol.name] = section_base[symbol.shndx] + symbol.value
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
 
 
@@ -170,5 +177,5 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
 
 def _got_symbols(obj: ObjectFile, table) -> list[int]:
     """Symbol indexes that need a GOT slot, in first-use order (one slot per symbol)."""
-    got_types = {number for number, recipe in table.items() if recipe.uses_got}
-    return list(dict.fromkeys(rel.symbol for rel in obj.relocations if rel.type in got_types))
+    get = table.get
+    return list(dict.fromkeys([rel[3] for rel in obj.relocations if (recipe := get(rel[2])) is not None and recipe.uses_got]))

@@ -1,14 +1,16 @@
 """Relocations as data: a recipe per psABI type, and the one loop that applies them.
 
-Each architecture module provides a table `{number: Recipe}`.  A recipe computes the
-value from the usual psABI quantities and an encoder writes it into its field with a
-range check.  Anything the table lacks, or a value that does not fit, is a
+Each architecture module provides a table `{number: Recipe}`.  A recipe holds its
+psABI formula as written in the spec ("S + A - P") and a field that says how the value
+is stored (a data word, or bits of an instruction) with its range check.  From the two,
+each recipe compiles one straight-line `apply` function, so relocating costs one Python
+call per relocation.  Anything the table lacks, or a value that does not fit, is a
 RelocationError naming the type, section, offset and symbol: never a warning.
 """
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from .errors import RelocationError
@@ -26,70 +28,98 @@ class Inputs(NamedTuple):
 
 
 class FieldOverflow(Exception):
-    """Raised by an encoder when the value does not fit its field."""
+    """Raised by a field when the value does not fit it."""
+
+
+def _range_error(value: int, bits: int, signed: bool | None) -> FieldOverflow:
+    kind = "" if signed is None else ("signed " if signed else "unsigned ")
+    return FieldOverflow(f"value {value:#x} does not fit a {kind}{bits}-bit field")
+
+
+def _bounds(bits: int, signed: bool | None) -> tuple[int, int]:
+    """[low, high] a value may take; signed=None accepts either interpretation."""
+    if signed is None:
+        return -(1 << (bits - 1)), (1 << bits) - 1
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+@dataclass(frozen=True)
+class Field:
+    """How a value is stored: source lines that read `value` and write `image` at `at`."""
+
+    lines: tuple[str, ...]
+    names: dict = field(default_factory=dict)     # what the lines refer to besides the struct helpers
+
+
+def word(bits: int, signed: bool | None) -> Field:
+    """A little-endian data field; signed=None accepts either interpretation (like R_X86_64_32 vs 32S).
+
+    64-bit fields are not range-checked: address arithmetic wraps, as in a linker.
+    """
+    fmt = {64: "<Q", 32: "<I", 16: "<H"}[bits]
+    mask = (1 << bits) - 1
+    lines = []
+    if bits != 64:
+        low, high = _bounds(bits, signed)
+        lines.append(f"if not {low} <= value <= {high}: raise _range_error(value, {bits}, {signed})")
+    lines.append(f"pack_into({fmt!r}, image, at, value & {mask:#x})")
+    return Field(tuple(lines))
+
+
+def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check: bool = True,
+                      align: int = 0, place: Callable[[int, int], int] | None = None) -> Field:
+    """A field inside a 32-bit little-endian instruction word.
+
+    The value must have its low `align` bits clear, is shifted right by `scale`,
+    range-checked in `bits` bits unless `check` is False (the psABI's _NC forms), and
+    placed at `shift`, or by `place(insn, field)` for split fields such as ADRP's.
+    """
+    mask = (1 << bits) - 1
+    lines = []
+    if align:
+        lines.append(f"if value & {(1 << align) - 1}: raise FieldOverflow(f'value {{value:#x}} is not {1 << align}-byte aligned')")
+    lines.append(f"scaled = value >> {scale}")
+    if check:
+        low, high = _bounds(bits, signed)
+        lines.append(f"if not {low} <= scaled <= {high}: raise _range_error(scaled, {bits}, {signed})")
+    lines.append("insn, = unpack_from('<I', image, at)")
+    if place is not None:
+        lines.append(f"insn = place(insn, scaled & {mask:#x})")
+    else:
+        lines.append(f"insn = (insn & {~(mask << shift) & 0xFFFFFFFF:#x}) | ((scaled & {mask:#x}) << {shift})")
+    lines.append("pack_into('<I', image, at, insn & 0xFFFFFFFF)")
+    return Field(tuple(lines), {"place": place} if place is not None else {})
+
+
+def _compile(name: str, signature: str, prologue: list[str], body: tuple[str, ...], names: dict) -> Callable:
+    """A function built from emu's own recipe text (never from object data)."""
+    source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in (*prologue, *body))
+    namespace = {"pack_into": struct.pack_into, "unpack_from": struct.unpack_from, "FieldOverflow": FieldOverflow,
+                 "_range_error": _range_error, **names}
+    exec(compile(source, f"<relocation {name}>", "exec"), namespace)
+    return namespace[name]
 
 
 @dataclass(frozen=True)
 class Recipe:
     name: str
-    size: int                                     # bytes of the patched field
-    calc: Callable[[Inputs], int]
-    patch: Callable[[bytearray, int, int], None]  # (image, field offset, value): writes the field in place
+    size: int                 # bytes of the patched field
+    formula: str              # the psABI formula over S, A, P, GOT, G and Page(x)
+    field: Field
     uses_got: bool = False
+
+    def __post_init__(self) -> None:
+        value = [f"value = {self.formula}"]
+        # apply(image, at, S, A, P, GOT, G, Page): the loader's one call per relocation
+        object.__setattr__(self, "apply", _compile("apply", "image, at, S, A, P, GOT, G, Page", value, self.field.lines, self.field.names))
+        object.__setattr__(self, "calc", _compile("calc", "i", ["S, A, P, GOT, G, Page = i"], (f"return {self.formula}",), {}))
+        object.__setattr__(self, "patch", _compile("patch", "image, at, value", [], self.field.lines, self.field.names))
 
     def encode(self, old: bytes, value: int) -> bytes:
         """The field's new bytes, given its old ones (for tests and tools; the loader patches in place)."""
         buffer = bytearray(old)
         self.patch(buffer, 0, value)
         return bytes(buffer)
-
-
-def _checked(value: int, bits: int, signed: bool) -> int:
-    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    if not low <= value <= high:
-        raise FieldOverflow(f"value {value:#x} does not fit a {'signed' if signed else 'unsigned'} {bits}-bit field")
-    return value & ((1 << bits) - 1)
-
-
-def word(bits: int, signed: bool | None) -> Callable[[bytearray, int, int], None]:
-    """A little-endian data field; signed=None accepts either interpretation (like R_X86_64_32 vs 32S)."""
-    fmt = {64: "<Q", 32: "<I", 16: "<H"}[bits]
-    pack_into, mask = struct.pack_into, (1 << bits) - 1
-
-    def patch(image: bytearray, offset: int, value: int) -> None:
-        if signed is None:
-            if not -(1 << (bits - 1)) <= value < (1 << bits):
-                raise FieldOverflow(f"value {value:#x} does not fit a {bits}-bit field")
-            pack_into(fmt, image, offset, value & mask)
-        elif bits == 64:
-            pack_into(fmt, image, offset, value & mask)
-        else:
-            pack_into(fmt, image, offset, _checked(value, bits, signed))
-
-    return patch
-
-
-def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check: bool = True,
-                      align: int = 0, place: Callable[[int, int], int] | None = None) -> Callable[[bytearray, int, int], None]:
-    """A field inside a 32-bit little-endian instruction word.
-
-    The value is shifted right by `scale` (after an alignment check on its low bits),
-    range-checked in `bits` bits unless `check` is False (the psABI's _NC forms), and
-    placed at `shift`, or by `place(insn, field)` for split fields such as ADRP's.
-    """
-    mask = (1 << bits) - 1
-    pack_into, unpack_from = struct.pack_into, struct.unpack_from
-
-    def patch(image: bytearray, offset: int, value: int) -> None:
-        if align and value & ((1 << align) - 1):
-            raise FieldOverflow(f"value {value:#x} is not {1 << align}-byte aligned")
-        scaled = value >> scale
-        field = _checked(scaled, bits, signed) if check else scaled & mask
-        insn, = unpack_from("<I", image, offset)
-        insn = place(insn, field) if place else (insn & ~(mask << shift)) | (field << shift)
-        pack_into("<I", image, offset, insn & 0xFFFFFFFF)
-
-    return patch
 
 
 def apply_relocations(obj, image: bytearray, section_base: dict[int, int], section_offset: dict[int, int],
@@ -101,24 +131,25 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
 
     sections = obj.sections
     addresses: dict[int, int] = {}      # symbol index -> S, resolved once per symbol
-    new = tuple.__new__
+    current = -1                        # relocations come grouped by section: its facts are looked up once
+    limit = base = start = 0
     for rel in obj.relocations:
         index, offset, kind, symbol, addend = rel
         recipe = table.get(kind)
         if recipe is None:
             raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
-        section = sections[index]
-        size = recipe.size
-        if offset + size > section.size:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {size} bytes past the end of the section ({section.size:#x} bytes)", path=obj.path)
-        if section.type == 8:  # NOBITS
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
+        if index != current:
+            section = sections[index]
+            if section.type == 8:  # NOBITS
+                raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
+            current, limit, base, start = index, section.size, section_base[index], section_offset[index]
+        if offset + recipe.size > limit:
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {recipe.size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
         S = addresses.get(symbol)
         if S is None:
             S = addresses[symbol] = symbol_address(symbol)
-        inputs = new(Inputs, (S, addend, section_base[index] + offset, got_base,
-                              got_slot(symbol) - got_base if recipe.uses_got else 0, page))
         try:
-            recipe.patch(image, section_offset[index] + offset, recipe.calc(inputs))
+            recipe.apply(image, start + offset, S, addend, base + offset, got_base,
+                         got_slot(symbol) - got_base if recipe.uses_got else 0, page)
         except FieldOverflow as error:
             raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None

@@ -9,7 +9,7 @@ built once here by the factories below and reused by every type that has that sh
 """
 from __future__ import annotations
 
-from ...relocation import Inputs, Recipe, instruction_field, word
+from ...relocation import Recipe, instruction_field, word
 
 
 def _adr_immediate(insn: int, imm21: int) -> int:
@@ -41,77 +41,54 @@ def _movw(group: int, check: bool):
     return instruction_field(16, 5, signed=False, scale=16 * group, check=check)
 
 
-def _lo(value: int) -> int:
-    return value & 0xFFF
-
-
-def abs_(i: Inputs) -> int:
-    return i.S + i.A                            # S + A
-
-
-def prel(i: Inputs) -> int:
-    return i.S + i.A - i.P                      # S + A - P
-
-
-def page_prel(i: Inputs) -> int:
-    return i.Page(i.S + i.A) - i.Page(i.P)      # Page(S + A) - Page(P)
-
-
-def lo12(i: Inputs) -> int:
-    return _lo(i.S + i.A)                       # (S + A) & 0xFFF
-
-
-def got_page_prel(i: Inputs) -> int:
-    return i.Page(_got_entry(i)) - i.Page(i.P)  # Page(G(GDAT(S + A))) - Page(P)
-
-
-def got_lo12(i: Inputs) -> int:
-    return _lo(_got_entry(i))                   # G(GDAT(S + A)) & 0xFFF
-
-
-def _got_entry(i: Inputs) -> int:
-    """The address of the symbol's GOT slot; like lld, a non-zero addend offsets that address."""
-    return i.GOT + i.G + i.A
+# The psABI formulas; Page(x) = x & ~0xFFF, and G(GDAT(S + A)) = GOT + G + A: like lld,
+# a non-zero addend offsets the address of the symbol's GOT slot.
+ABS = "S + A"
+PREL = "S + A - P"
+PAGE_PREL = "Page(S + A) - Page(P)"
+LO12 = "(S + A) & 0xFFF"
+GOT_PAGE_PREL = "Page(GOT + G + A) - Page(P)"
+GOT_LO12 = "(GOT + G + A) & 0xFFF"
 
 
 R = Recipe
 TABLE: dict[int, Recipe] = {
     # 0 and 256: R_AARCH64_NONE
-    257: R("R_AARCH64_ABS64", 8, abs_, word(64, None)),                                   # S + A
-    258: R("R_AARCH64_ABS32", 4, abs_, word(32, None)),                                   # S + A, -2^31 <= X < 2^32
-    259: R("R_AARCH64_ABS16", 2, abs_, word(16, None)),                                   # S + A, -2^15 <= X < 2^16
-    260: R("R_AARCH64_PREL64", 8, prel, word(64, True)),                                  # S + A - P
-    261: R("R_AARCH64_PREL32", 4, prel, word(32, None)),                                  # S + A - P, -2^31 <= X < 2^32
-    262: R("R_AARCH64_PREL16", 2, prel, word(16, None)),                                  # S + A - P, -2^15 <= X < 2^16
-    263: R("R_AARCH64_MOVW_UABS_G0", 4, abs_, _movw(0, True)),                            # S + A, 0 <= X < 2^16
-    264: R("R_AARCH64_MOVW_UABS_G0_NC", 4, abs_, _movw(0, False)),                        # S + A
-    265: R("R_AARCH64_MOVW_UABS_G1", 4, abs_, _movw(1, True)),                            # S + A, 0 <= X < 2^32
-    266: R("R_AARCH64_MOVW_UABS_G1_NC", 4, abs_, _movw(1, False)),                        # S + A
-    267: R("R_AARCH64_MOVW_UABS_G2", 4, abs_, _movw(2, True)),                            # S + A, 0 <= X < 2^48
-    268: R("R_AARCH64_MOVW_UABS_G2_NC", 4, abs_, _movw(2, False)),                        # S + A
-    269: R("R_AARCH64_MOVW_UABS_G3", 4, abs_, _movw(3, False)),                           # S + A, bits 63:48, no check
+    257: R("R_AARCH64_ABS64", 8, ABS, word(64, None)),                                    # S + A
+    258: R("R_AARCH64_ABS32", 4, ABS, word(32, None)),                                    # S + A, -2^31 <= X < 2^32
+    259: R("R_AARCH64_ABS16", 2, ABS, word(16, None)),                                    # S + A, -2^15 <= X < 2^16
+    260: R("R_AARCH64_PREL64", 8, PREL, word(64, True)),                                  # S + A - P
+    261: R("R_AARCH64_PREL32", 4, PREL, word(32, None)),                                  # S + A - P, -2^31 <= X < 2^32
+    262: R("R_AARCH64_PREL16", 2, PREL, word(16, None)),                                  # S + A - P, -2^15 <= X < 2^16
+    263: R("R_AARCH64_MOVW_UABS_G0", 4, ABS, _movw(0, True)),                             # S + A, 0 <= X < 2^16
+    264: R("R_AARCH64_MOVW_UABS_G0_NC", 4, ABS, _movw(0, False)),                         # S + A
+    265: R("R_AARCH64_MOVW_UABS_G1", 4, ABS, _movw(1, True)),                             # S + A, 0 <= X < 2^32
+    266: R("R_AARCH64_MOVW_UABS_G1_NC", 4, ABS, _movw(1, False)),                         # S + A
+    267: R("R_AARCH64_MOVW_UABS_G2", 4, ABS, _movw(2, True)),                             # S + A, 0 <= X < 2^48
+    268: R("R_AARCH64_MOVW_UABS_G2_NC", 4, ABS, _movw(2, False)),                         # S + A
+    269: R("R_AARCH64_MOVW_UABS_G3", 4, ABS, _movw(3, False)),                            # S + A, bits 63:48, no check
     # 270-272: R_AARCH64_MOVW_SABS_G0..G2 (S + A, MOVN/MOVZ chosen by sign)
-    273: R("R_AARCH64_LD_PREL_LO19", 4, prel, _branch(19)),                              # S + A - P, -2^20 <= X < 2^20
-    274: R("R_AARCH64_ADR_PREL_LO21", 4, prel, _adr(0)),                                  # S + A - P, -2^20 <= X < 2^20
-    275: R("R_AARCH64_ADR_PREL_PG_HI21", 4, page_prel, _adr(12)),                         # Page(S + A) - Page(P), -2^32 <= X < 2^32
-    276: R("R_AARCH64_ADR_PREL_PG_HI21_NC", 4, page_prel, _adr(12, check=False)),         # Page(S + A) - Page(P)
-    277: R("R_AARCH64_ADD_ABS_LO12_NC", 4, lo12, _lo12(0)),                               # S + A, bits 11:0
-    278: R("R_AARCH64_LDST8_ABS_LO12_NC", 4, lo12, _lo12(0)),                             # S + A, bits 11:0
-    279: R("R_AARCH64_TSTBR14", 4, prel, _branch(14)),                                    # S + A - P, -2^15 <= X < 2^15
-    280: R("R_AARCH64_CONDBR19", 4, prel, _branch(19)),                                   # S + A - P, -2^20 <= X < 2^20
+    273: R("R_AARCH64_LD_PREL_LO19", 4, PREL, _branch(19)),                              # S + A - P, -2^20 <= X < 2^20
+    274: R("R_AARCH64_ADR_PREL_LO21", 4, PREL, _adr(0)),                                  # S + A - P, -2^20 <= X < 2^20
+    275: R("R_AARCH64_ADR_PREL_PG_HI21", 4, PAGE_PREL, _adr(12)),                         # Page(S + A) - Page(P), -2^32 <= X < 2^32
+    276: R("R_AARCH64_ADR_PREL_PG_HI21_NC", 4, PAGE_PREL, _adr(12, check=False)),         # Page(S + A) - Page(P)
+    277: R("R_AARCH64_ADD_ABS_LO12_NC", 4, LO12, _lo12(0)),                               # S + A, bits 11:0
+    278: R("R_AARCH64_LDST8_ABS_LO12_NC", 4, LO12, _lo12(0)),                             # S + A, bits 11:0
+    279: R("R_AARCH64_TSTBR14", 4, PREL, _branch(14)),                                    # S + A - P, -2^15 <= X < 2^15
+    280: R("R_AARCH64_CONDBR19", 4, PREL, _branch(19)),                                   # S + A - P, -2^20 <= X < 2^20
     # 281: unallocated
-    282: R("R_AARCH64_JUMP26", 4, prel, _branch(26)),                                     # S + A - P, -2^27 <= X < 2^27
-    283: R("R_AARCH64_CALL26", 4, prel, _branch(26)),                                     # S + A - P (S = stub), as JUMP26
-    284: R("R_AARCH64_LDST16_ABS_LO12_NC", 4, lo12, _lo12(1)),                            # S + A, bits 11:1
-    285: R("R_AARCH64_LDST32_ABS_LO12_NC", 4, lo12, _lo12(2)),                            # S + A, bits 11:2
-    286: R("R_AARCH64_LDST64_ABS_LO12_NC", 4, lo12, _lo12(3)),                            # S + A, bits 11:3
+    282: R("R_AARCH64_JUMP26", 4, PREL, _branch(26)),                                     # S + A - P, -2^27 <= X < 2^27
+    283: R("R_AARCH64_CALL26", 4, PREL, _branch(26)),                                     # S + A - P (S = stub), as JUMP26
+    284: R("R_AARCH64_LDST16_ABS_LO12_NC", 4, LO12, _lo12(1)),                            # S + A, bits 11:1
+    285: R("R_AARCH64_LDST32_ABS_LO12_NC", 4, LO12, _lo12(2)),                            # S + A, bits 11:2
+    286: R("R_AARCH64_LDST64_ABS_LO12_NC", 4, LO12, _lo12(3)),                            # S + A, bits 11:3
     # 287-293: R_AARCH64_MOVW_PREL_G0..G3 (S + A - P)
-    299: R("R_AARCH64_LDST128_ABS_LO12_NC", 4, lo12, _lo12(4)),                           # S + A, bits 11:4
+    299: R("R_AARCH64_LDST128_ABS_LO12_NC", 4, LO12, _lo12(4)),                           # S + A, bits 11:4
     # 300-306: R_AARCH64_MOVW_GOTOFF_G0..G3 (G(GDAT(S + A)) - GOT)
     # 307: R_AARCH64_GOTREL64 (S + A - GOT), 308: R_AARCH64_GOTREL32
     # 309: R_AARCH64_GOT_LD_PREL19 (G(GDAT(S + A)) - P), 310: R_AARCH64_LD64_GOTOFF_LO15
-    311: R("R_AARCH64_ADR_GOT_PAGE", 4, got_page_prel, _adr(12), uses_got=True),           # Page(G(GDAT(S + A))) - Page(P)
-    312: R("R_AARCH64_LD64_GOT_LO12_NC", 4, got_lo12, _lo12(3), uses_got=True),           # G(GDAT(S + A)), bits 11:3
+    311: R("R_AARCH64_ADR_GOT_PAGE", 4, GOT_PAGE_PREL, _adr(12), uses_got=True),           # Page(G(GDAT(S + A))) - Page(P)
+    312: R("R_AARCH64_LD64_GOT_LO12_NC", 4, GOT_LO12, _lo12(3), uses_got=True),           # G(GDAT(S + A)), bits 11:3
     # 313: R_AARCH64_LD64_GOTPAGE_LO15, 314: R_AARCH64_PLT32, 315: R_AARCH64_GOTPCREL32
     # 512-573: TLS (TLSGD, TLSLD, TLSIE, TLSLE, TLSDESC)
     # 1024-1032: dynamic only (COPY, GLOB_DAT, JUMP_SLOT, RELATIVE, TLS_*, IRELATIVE)

@@ -1,8 +1,8 @@
 """The x86-64 relocation table (System V psABI, large and small code models).
 
 Numbered like the psABI; types emu does not implement stay as comments so the table
-doubles as a coverage list.  Formulas use S (symbol), A (addend), P (place),
-GOT (GOT base) and G (the symbol's slot offset from GOT).
+doubles as a coverage list.  Formulas are the psABI's, over S (symbol), A (addend),
+P (place), GOT (GOT base) and G (the symbol's slot offset from GOT).
 """
 from __future__ import annotations
 
@@ -11,26 +11,25 @@ from ...relocation import Recipe, word
 R = Recipe
 TABLE: dict[int, Recipe] = {
     # 0: R_X86_64_NONE
-    1: R("R_X86_64_64", 8, lambda i: i.S + i.A, word(64, None)),                          # S + A
-    2: R("R_X86_64_PC32", 4, lambda i: i.S + i.A - i.P, word(32, True)),                  # S + A - P
+    1: R("R_X86_64_64", 8, "S + A", word(64, None)),
+    2: R("R_X86_64_PC32", 4, "S + A - P", word(32, True)),
     # 3: R_X86_64_GOT32 (G + A): 32-bit only in practice
-    4: R("R_X86_64_PLT32", 4, lambda i: i.S + i.A - i.P, word(32, True)),                 # L + A - P (L = stub)
+    4: R("R_X86_64_PLT32", 4, "S + A - P", word(32, True)),  # L + A - P (L = stub)
     # 5: R_X86_64_COPY, 6: GLOB_DAT, 7: JUMP_SLOT, 8: RELATIVE: dynamic only
-    9: R("R_X86_64_GOTPCREL", 4, lambda i: i.GOT + i.G + i.A - i.P, word(32, True), uses_got=True),  # G + GOT + A - P
-    10: R("R_X86_64_32", 4, lambda i: i.S + i.A, word(32, False)),                        # S + A, zero-extended
-    11: R("R_X86_64_32S", 4, lambda i: i.S + i.A, word(32, True)),                        # S + A, sign-extended
-    12: R("R_X86_64_16", 2, lambda i: i.S + i.A, word(16, False)),                        # S + A
+    9: R("R_X86_64_GOTPCREL", 4, "GOT + G + A - P", word(32, True), uses_got=True),
+    10: R("R_X86_64_32", 4, "S + A", word(32, False)),  # zero-extended
+    11: R("R_X86_64_32S", 4, "S + A", word(32, True)),  # sign-extended
+    12: R("R_X86_64_16", 2, "S + A", word(16, False)),
     # 13: R_X86_64_PC16, 14: R_X86_64_8, 15: R_X86_64_PC8
     # 16-23: TLS (DTPMOD64, DTPOFF64, TPOFF64, TLSGD, TLSLD, DTPOFF32, GOTTPOFF, TPOFF32)
-    24: R("R_X86_64_PC64", 8, lambda i: i.S + i.A - i.P, word(64, True)),                 # S + A - P
-    25: R("R_X86_64_GOTOFF64", 8, lambda i: i.S + i.A - i.GOT, word(64, True)),           # S + A - GOT
-    26: R("R_X86_64_GOTPC32", 4, lambda i: i.GOT + i.A - i.P, word(32, True)),            # GOT + A - P
-    27: R("R_X86_64_GOT64", 8, lambda i: i.G + i.A, word(64, True), uses_got=True),       # G + A
-    # 28: R_X86_64_GOTPCREL64 (G + GOT - P + A)
-    28: R("R_X86_64_GOTPCREL64", 8, lambda i: i.GOT + i.G + i.A - i.P, word(64, True), uses_got=True),
-    29: R("R_X86_64_GOTPC64", 8, lambda i: i.GOT + i.A - i.P, word(64, True)),            # GOT - P + A
+    24: R("R_X86_64_PC64", 8, "S + A - P", word(64, True)),
+    25: R("R_X86_64_GOTOFF64", 8, "S + A - GOT", word(64, True)),
+    26: R("R_X86_64_GOTPC32", 4, "GOT + A - P", word(32, True)),
+    27: R("R_X86_64_GOT64", 8, "G + A", word(64, True), uses_got=True),
+    28: R("R_X86_64_GOTPCREL64", 8, "GOT + G + A - P", word(64, True), uses_got=True),
+    29: R("R_X86_64_GOTPC64", 8, "GOT + A - P", word(64, True)),
     # 30: R_X86_64_GOTPLT64, 31: R_X86_64_PLTOFF64
     # 32: R_X86_64_SIZE32, 33: R_X86_64_SIZE64, 34-36: TLS descriptors, 37: IRELATIVE
-    41: R("R_X86_64_GOTPCRELX", 4, lambda i: i.GOT + i.G + i.A - i.P, word(32, True), uses_got=True),      # as GOTPCREL
-    42: R("R_X86_64_REX_GOTPCRELX", 4, lambda i: i.GOT + i.G + i.A - i.P, word(32, True), uses_got=True),  # as GOTPCREL
+    41: R("R_X86_64_GOTPCRELX", 4, "GOT + G + A - P", word(32, True), uses_got=True),  # as GOTPCREL
+    42: R("R_X86_64_REX_GOTPCRELX", 4, "GOT + G + A - P", word(32, True), uses_got=True),  # as GOTPCREL
 }
