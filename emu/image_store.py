@@ -30,9 +30,17 @@ def store_dir() -> str | None:
     return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
 
 
+_IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> images folder
+
+
 def _entry_path(sha256: str) -> str | None:
-    folder = store_dir()
-    return os.path.join(folder, "images", f"{sha256}.json") if folder else None
+    environ = os.environ
+    key = (environ.get("EMU_CACHE_DIR"), environ.get("HOME"))    # every entry is looked up: resolve the folder once
+    folder = _IMAGES_DIRS.get(key, "")
+    if folder == "":
+        store = store_dir()
+        folder = _IMAGES_DIRS[key] = os.path.join(store, "images") if store else None
+    return f"{folder}{os.sep}{sha256}.json" if folder else None
 
 
 def _b64(data: bytes) -> str:

@@ -12,6 +12,7 @@ import hashlib
 import os
 import struct
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -130,13 +131,23 @@ class ObjectFile:
 def read_object_bytes(path: str) -> bytes:
     """The file's bytes, refusing unreadable paths and files too large to be a loader object."""
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            # read(n) allocates n bytes up front: ask for the file's size plus one, and for
-            # the rest up to the bound only if there is more (a pipe, a growing file).
-            raw = handle.read(min(size, MAX_OBJECT_BYTES) + 1)
-            if len(raw) > size:
-                raw += handle.read(MAX_OBJECT_BYTES + 1 - len(raw))
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            size = os.fstat(handle).st_size
+            # Ask for the file's size plus one (a read allocates what it asks for); only a
+            # pipe, a file that changed size or a short read needs the loop to the bound.
+            raw = os.read(handle, min(size, MAX_OBJECT_BYTES) + 1)
+            if len(raw) != size:
+                parts, total = [raw], len(raw)
+                while total <= MAX_OBJECT_BYTES:
+                    chunk = os.read(handle, min(1 << 20, MAX_OBJECT_BYTES + 1 - total))
+                    if not chunk:
+                        break
+                    parts.append(chunk)
+                    total += len(chunk)
+                raw = b"".join(parts)
+        finally:
+            os.close(handle)
     except OSError as error:
         raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
     if len(raw) > MAX_OBJECT_BYTES:
@@ -300,11 +311,11 @@ def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str)
             continue  # relocations of non-loaded sections (debug info) never matter at run time
         if sec.size % 24:
             raise ObjectFormatError(f"relocation section {sec.name} size {sec.size:#x} is not a multiple of 24", path=path)
-        entries = list(struct.iter_unpack("<QQq", sec.data))
-        if entries and max(info for _, info, _ in entries) >> 32 >= len(symbols):
-            for number, (offset, info, addend) in enumerate(entries):
+        # r_info is (symbol << 32) | type: unpacked little-endian as two 32-bit words, type first
+        if sec.size and max(memoryview(sec.data).cast("I")[3::6]) >= len(symbols):     # symbol indexes, scanned in C
+            for number, (offset, info, addend) in enumerate(struct.iter_unpack("<QQq", sec.data)):
                 if info >> 32 >= len(symbols):
                     raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {info >> 32}; the symbol table has {len(symbols)}", path=path)
-        relocations.extend([_new(Relocation, (target, offset, info & 0xFFFFFFFF, info >> 32, addend))
-                            for offset, info, addend in entries])
+        # (section,) + (offset, type, symbol, addend) for every entry, built without a Python loop
+        relocations.extend(map(_new, repeat(Relocation), map((target,).__add__, struct.iter_unpack("<QIIq", sec.data))))
     return relocations

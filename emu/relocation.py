@@ -130,26 +130,38 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
         return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
 
     sections = obj.sections
+    facts = _facts(table)
     addresses: dict[int, int] = {}      # symbol index -> S, resolved once per symbol
     current = -1                        # relocations come grouped by section: its facts are looked up once
     limit = base = start = 0
     for rel in obj.relocations:
         index, offset, kind, symbol, addend = rel
-        recipe = table.get(kind)
-        if recipe is None:
+        fact = facts.get(kind)
+        if fact is None:
             raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
+        apply, size, uses_got = fact
         if index != current:
             section = sections[index]
             if section.type == 8:  # NOBITS
-                raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
+                raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches a NOBITS section", path=obj.path)
             current, limit, base, start = index, section.size, section_base[index], section_offset[index]
-        if offset + recipe.size > limit:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {recipe.size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
+        if offset + size > limit:
+            raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches {size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
         S = addresses.get(symbol)
         if S is None:
             S = addresses[symbol] = symbol_address(symbol)
         try:
-            recipe.apply(image, start + offset, S, addend, base + offset, got_base,
-                         got_slot(symbol) - got_base if recipe.uses_got else 0, page)
+            apply(image, start + offset, S, addend, base + offset, got_base, got_slot(symbol) - got_base if uses_got else 0, page)
         except FieldOverflow as error:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None
+            raise RelocationError(f"relocation {table[kind].name} {where(rel)} is out of range: {error}", path=obj.path) from None
+
+
+_FACTS: dict[int, tuple[dict, dict]] = {}    # id(table) -> (table, {type: (apply, size, uses_got)})
+
+
+def _facts(table: dict[int, Recipe]) -> dict[int, tuple[Callable, int, bool]]:
+    """What the loop needs of each recipe, as one tuple per type (attribute reads cost per relocation)."""
+    cached = _FACTS.get(id(table))
+    if cached is None or cached[0] is not table:
+        cached = _FACTS[id(table)] = (table, {kind: (r.apply, r.size, r.uses_got) for kind, r in table.items()})
+    return cached[1]
