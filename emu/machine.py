@@ -227,13 +227,13 @@ class Machine:
                                          pc=unsupported.address)
         if self._fault is not None:
             return CallOutcome(None, self._fault)
-        pc = self.arch.cpu.pc(self.uc)
+        pc, value = self.arch.convention.exit_state(self.uc)
         if pc != RETURN_SENTINEL:
             kind = "timeout" if time.perf_counter() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
             return CallOutcome(None, self._describe(kind, message, pc=pc))
-        value = self.arch.convention.return_value(self.uc) & 0xFFFFFFFF
+        value &= 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
 
     # -- hooks ----------------------------------------------------------------------

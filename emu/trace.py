@@ -17,6 +17,9 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_EVERY_FIELD: dict[type, set[str]] = {}
+
+
 def fast_model(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """An instance of `cls` holding `values` (every field given), without validation.
 
@@ -26,7 +29,14 @@ def fast_model(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """
     instance = cls.__new__(cls)
     object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    fields = _EVERY_FIELD.get(cls)
+    if fields is None or len(fields) != len(values):
+        fields = set(values)
+        if len(fields) == len(cls.model_fields):
+            # One set shared by every instance that holds every field: pydantic only ever
+            # adds a field name to it (on assignment), and each is there already.
+            _EVERY_FIELD[cls] = fields
+    object.__setattr__(instance, "__pydantic_fields_set__", fields)
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance

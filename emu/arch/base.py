@@ -31,6 +31,9 @@ class CallingConvention(Protocol):
     def return_value(self, uc: Uc) -> int:
         """The integer result after the function returned."""
 
+    def exit_state(self, uc: Uc) -> tuple[int, int]:
+        """The program counter and the integer result, read together once an entry stopped."""
+
 
 class Cpu(Protocol):
     """Creating and describing the emulated processor."""

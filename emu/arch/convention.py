@@ -30,6 +30,7 @@ class RegisterConvention:
         extra = (self.stack_pointer,) + ((self.link_register,) if self.link_register is not None else ())
         object.__setattr__(self, "_entry_state", RegisterBatch(self.arg_regs + extra))
         object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch
+        object.__setattr__(self, "_exit_state", RegisterBatch((self.program_counter, self.return_reg)))
 
     def read_call(self, uc: Uc, count: int) -> tuple[list[int], int]:
         """The first `count` integer arguments and the return address, at function entry."""
@@ -65,6 +66,11 @@ class RegisterConvention:
 
     def return_value(self, uc: Uc) -> int:
         return reg_read64(uc, self.return_reg)
+
+    def exit_state(self, uc: Uc) -> tuple[int, int]:
+        """The program counter and the return register, in one read, once an entry stops."""
+        pc, value = self._exit_state.read(uc)
+        return pc, value
 
     def enter(self, uc: Uc, function: int, args: list[int], stack_top: int, return_to: int) -> None:
         """Registers and stack as right after a call: stack arguments 16-aligned, then the return address."""
