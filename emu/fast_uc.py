@@ -22,14 +22,39 @@ try:
 except ImportError:  # pragma: no cover - other unicorn layouts
     _LIB = None
 
+
+def _plain(name: str, *argtypes):
+    """libunicorn's `name`, called with plain integers for the engine handle and pointers.
+
+    The binding's prototypes declare pointer classes (uc_engine, POINTER(c_int)) whose
+    per-argument conversion costs as much as the call itself; the same C function behind
+    a prototype of c_void_p and integer types takes Python ints as they are.  Callers
+    pass only addresses of buffers they keep alive.
+    """
+    address = ctypes.cast(getattr(_LIB, name), ctypes.c_void_p).value
+    return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(address)
+
+
+# The C entry points with plain-integer prototypes (None without the C library):
+# (engine, regid, value*), (engine, regids*, values**, count), (engine, address, buffer, size)
+c_reg_read = c_reg_write = c_reg_read_batch = c_reg_write_batch = c_mem_read = c_mem_write = None
+if _LIB is not None:
+    _P, _I, _Q = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
+    c_reg_read = _plain("uc_reg_read", _P, _I, _P)
+    c_reg_write = _plain("uc_reg_write", _P, _I, _P)
+    c_reg_read_batch = _plain("uc_reg_read_batch", _P, _P, _P, _I)
+    c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
+    c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
+    c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
+
 _U64 = ctypes.c_uint64()
-_U64_REF = ctypes.byref(_U64)
+_U64_ADDRESS = ctypes.addressof(_U64)
 
 
 def reg_read64(uc: Uc, reg: int) -> int:
     if _LIB is None:
         return uc.reg_read(reg)
-    status = _LIB.uc_reg_read(uc._uch, reg, _U64_REF)
+    status = c_reg_read(uc._uch.value, reg, _U64_ADDRESS)
     if status:
         raise UcError(status)
     return _U64.value
@@ -40,7 +65,7 @@ def reg_write64(uc: Uc, reg: int, value: int) -> None:
         uc.reg_write(reg, value)
         return
     _U64.value = value & 0xFFFFFFFFFFFFFFFF
-    status = _LIB.uc_reg_write(uc._uch, reg, _U64_REF)
+    status = c_reg_write(uc._uch.value, reg, _U64_ADDRESS)
     if status:
         raise UcError(status)
 
@@ -86,7 +111,7 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
     if _LIB is None:
         return bytes(uc.mem_read(address, size))
     buffer = ctypes.create_string_buffer(size)
-    status = _LIB.uc_mem_read(uc._uch, address, buffer, size)
+    status = c_mem_read(uc._uch.value, address, ctypes.addressof(buffer), size)
     if status:
         raise UcError(status)
     return buffer.raw
@@ -106,7 +131,7 @@ def mem_write(uc: Uc, address: int, data: bytes) -> None:
     if _LIB is None:
         uc.mem_write(address, data)
         return
-    status = _LIB.uc_mem_write(uc._uch, address, data, len(data))
+    status = c_mem_write(uc._uch.value, address, bytes(data), len(data))
     if status:
         raise UcError(status)
 
@@ -119,11 +144,12 @@ class RegisterBatch:
         self._ids = (ctypes.c_int * len(regs))(*regs)
         self._values = (ctypes.c_uint64 * len(regs))()
         self._pointers = (ctypes.c_void_p * len(regs))(*(ctypes.addressof(self._values) + 8 * i for i in range(len(regs))))
+        self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), len(regs))
 
     def read(self, uc: Uc) -> list[int]:
         if _LIB is None:
             return [uc.reg_read(reg) for reg in self.regs]
-        status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, len(self.regs))
+        status = c_reg_read_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
         return self._values[:]
@@ -135,16 +161,19 @@ class RegisterBatch:
                 uc.reg_write(reg, value)
             return
         self._values[:] = [value & 0xFFFFFFFFFFFFFFFF for value in values]
-        status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, len(self.regs))
+        status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
 
 
 try:
-    from unicorn.unicorn_py3.unicorn import HOOK_CODE_CFUNC as _HOOK_CODE_CFUNC
     from unicorn.unicorn_py3.unicorn import uc_hook_h as _HOOK_HANDLE
 except ImportError:  # pragma: no cover - other unicorn layouts
-    _HOOK_CODE_CFUNC = None
+    _HOOK_HANDLE = None
+
+# uc_cb_hookcode_t, with the engine as a plain integer: the binding's prototype builds a
+# uc_engine object for it on every callback.
+_HOOK_CODE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 
 
 def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
@@ -155,9 +184,9 @@ def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
     stub call.  The callback must not raise: an exception raised in a ctypes callback
     is printed and dropped, so it keeps its own guard.
     """
-    if _LIB is None or _HOOK_CODE_CFUNC is None:
+    if _LIB is None or _HOOK_HANDLE is None:
         return uc.hook_add(UC_HOOK_CODE, lambda _uc, address, size, key: callback(None, address, size, key), begin=begin, end=end)
-    function = _HOOK_CODE_CFUNC(callback)
+    function = _HOOK_CODE(callback)
     handle = _HOOK_HANDLE()
     status = _LIB.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_CODE, function, ctypes.c_void_p(0),
                               ctypes.c_uint64(begin), ctypes.c_uint64(end))

@@ -28,12 +28,8 @@ except ImportError:  # pragma: no cover - other capstone layouts use disasm_lite
 from unicorn import UC_HOOK_CODE, UC_HOOK_INSN_INVALID, Uc, UcError
 from unicorn import x86_const as UX
 
-from ..fast_uc import mem_read, mem_write, reg_read64, reg_write64
-
-try:  # the public reg_read/reg_write cost 3-10 us each; the C entry points about 1.5 us
-    from unicorn.unicorn_py3.unicorn import uclib as _LIB
-except ImportError:  # pragma: no cover - other binding layouts fall back to the public API
-    _LIB = None
+from ..fast_uc import (c_mem_read, c_reg_read, c_reg_read_batch, c_reg_write, c_reg_write_batch, mem_read, mem_write,
+                       reg_read64, reg_write64)
 
 __all__ = ["AvxUnit", "UnsupportedInstruction", "MisalignedAccess", "MemoryFault"]
 
@@ -93,22 +89,23 @@ _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 _BUF = ctypes.create_string_buffer(64)
 _MBUF = ctypes.create_string_buffer(64)
+_BUF_ADDRESS, _MBUF_ADDRESS = ctypes.addressof(_BUF), ctypes.addressof(_MBUF)
 
 
 def _mem_read(uc: Uc, address: int, n: int) -> bytes:
     """Read n <= 64 bytes; raises UcError."""
-    if _LIB is None:
+    if c_mem_read is None:
         return bytes(uc.mem_read(address, n))
-    status = _LIB.uc_mem_read(uc._uch, address, _MBUF, n)
+    status = c_mem_read(uc._uch.value, address, _MBUF_ADDRESS, n)
     if status:
         raise UcError(status)
     return _MBUF.raw[:n]
 
 
 def _reg_read(uc: Uc, reg: int, n: int) -> int:
-    if _LIB is None:
+    if c_reg_read is None:
         return uc.reg_read(reg) & ((1 << (8 * n)) - 1)
-    status = _LIB.uc_reg_read(uc._uch, reg, _BUF)
+    status = c_reg_read(uc._uch.value, reg, _BUF_ADDRESS)
     if status:
         raise UcError(status)
     return int.from_bytes(_BUF.raw[:n], "little")
@@ -116,11 +113,11 @@ def _reg_read(uc: Uc, reg: int, n: int) -> int:
 
 def _reg_write(uc: Uc, reg: int, value: int) -> None:
     """Write a zmm (zero-extended to 512 bits) or a 64-bit general register."""
-    if _LIB is None:
+    if c_reg_write is None:
         uc.reg_write(reg, value)
         return
     _BUF.raw = value.to_bytes(64, "little")
-    status = _LIB.uc_reg_write(uc._uch, reg, _BUF)
+    status = c_reg_write(uc._uch.value, reg, _BUF_ADDRESS)
     if status:
         raise UcError(status)
 
@@ -322,15 +319,16 @@ class _VectorFile:
         self._buffer = ctypes.create_string_buffer(64 * 16)
         base = ctypes.addressof(self._buffer)
         self._pointers = (ctypes.c_void_p * 16)(*(base + 64 * i for i in range(16)))
+        self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), 16)
 
     def clear(self, uc: Uc, keep: int) -> None:
         """Zero every register from byte `keep` up (16: vzeroupper, 0: vzeroall)."""
-        if _LIB is None:
+        if c_reg_read_batch is None:
             for reg in _ZMM[:16]:
                 _reg_write(uc, reg, _reg_read(uc, reg, keep) if keep else 0)
             return
         if keep:
-            status = _LIB.uc_reg_read_batch(uc._uch, self._ids, self._pointers, 16)
+            status = c_reg_read_batch(uc._uch.value, *self._call)
             if status:
                 raise UcError(status)
             registers = int.from_bytes(self._buffer.raw, "little")
@@ -339,7 +337,7 @@ class _VectorFile:
             ctypes.memmove(self._buffer, (registers & ~_UPPERS).to_bytes(64 * 16, "little"), 64 * 16)
         else:
             ctypes.memset(self._buffer, 0, 64 * 16)
-        status = _LIB.uc_reg_write_batch(uc._uch, self._ids, self._pointers, 16)
+        status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
 
