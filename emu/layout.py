@@ -15,8 +15,9 @@ from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
                          RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
-from .objfile import SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION, ObjectFile
-from .relocation import apply_relocations
+from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
+                      STT_SECTION, ObjectFile)
+from .relocation import apply_relocations, got_types
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
@@ -76,9 +77,12 @@ def build_image(obj: ObjectFile) -> Image:
     arch = architecture(obj.arch)
     groups = {PERM_R | PERM_X: [], PERM_R: [], PERM_R | PERM_W: []}
     for section in obj.sections:
-        if section.alloc and section.size:
-            perms = PERM_R | (PERM_X if section.executable else 0) | (PERM_W if section.writable else 0)
-            groups[perms & ~PERM_X if perms & PERM_W else perms].append(section)   # W+X sections map RW
+        flags = section.flags
+        if flags & SHF_ALLOC and section.size:
+            if flags & SHF_WRITE:
+                groups[PERM_R | PERM_W].append(section)      # W+X sections map RW
+            else:
+                groups[PERM_R | PERM_X if flags & SHF_EXECINSTR else PERM_R].append(section)
 
     got_symbols = _got_symbols(obj, arch.relocations)
     section_base: dict[int, int] = {}       # section index -> address
@@ -177,5 +181,5 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
 
 def _got_symbols(obj: ObjectFile, table) -> list[int]:
     """Symbol indexes that need a GOT slot, in first-use order (one slot per symbol)."""
-    get = table.get
-    return list(dict.fromkeys([rel[3] for rel in obj.relocations if (recipe := get(rel[2])) is not None and recipe.uses_got]))
+    kinds = got_types(table)
+    return list(dict.fromkeys([rel[3] for rel in obj.relocations if rel[2] in kinds]))

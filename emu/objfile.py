@@ -307,7 +307,7 @@ def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str)
         if not 0 < target < len(sections):
             raise ObjectFormatError(f"relocation section {sec.name} applies to section index {target}, which does not exist", path=path)
         patched = sections[target]
-        if not patched.alloc:
+        if not patched.flags & SHF_ALLOC:
             continue  # relocations of non-loaded sections (debug info) never matter at run time
         if sec.size % 24:
             raise ObjectFormatError(f"relocation section {sec.name} size {sec.size:#x} is not a multiple of 24", path=path)

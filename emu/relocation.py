@@ -136,10 +136,10 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
     limit = base = start = 0
     for rel in obj.relocations:
         index, offset, kind, symbol, addend = rel
-        fact = facts.get(kind)
-        if fact is None:
-            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
-        apply, size, uses_got = fact
+        try:
+            apply, size, uses_got = facts[kind]
+        except KeyError:
+            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path) from None
         if index != current:
             section = sections[index]
             if section.type == 8:  # NOBITS
@@ -156,12 +156,22 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
             raise RelocationError(f"relocation {table[kind].name} {where(rel)} is out of range: {error}", path=obj.path) from None
 
 
-_FACTS: dict[int, tuple[dict, dict]] = {}    # id(table) -> (table, {type: (apply, size, uses_got)})
+_FACTS: dict[int, tuple[dict, dict, frozenset]] = {}    # id(table) -> (table, per-type facts, GOT types)
+
+
+def _table_facts(table: dict[int, Recipe]) -> tuple[dict, dict, frozenset]:
+    cached = _FACTS.get(id(table))
+    if cached is None or cached[0] is not table:
+        cached = _FACTS[id(table)] = (table, {kind: (r.apply, r.size, r.uses_got) for kind, r in table.items()},
+                                      frozenset(kind for kind, r in table.items() if r.uses_got))
+    return cached
 
 
 def _facts(table: dict[int, Recipe]) -> dict[int, tuple[Callable, int, bool]]:
     """What the loop needs of each recipe, as one tuple per type (attribute reads cost per relocation)."""
-    cached = _FACTS.get(id(table))
-    if cached is None or cached[0] is not table:
-        cached = _FACTS[id(table)] = (table, {kind: (r.apply, r.size, r.uses_got) for kind, r in table.items()})
-    return cached[1]
+    return _table_facts(table)[1]
+
+
+def got_types(table: dict[int, Recipe]) -> frozenset[int]:
+    """The relocation types of `table` whose symbol needs a GOT slot."""
+    return _table_facts(table)[2]

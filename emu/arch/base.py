@@ -6,6 +6,8 @@ package with these three parts and listing it in `emu.arch.ARCHITECTURES`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from operator import and_
 from typing import Protocol
 
 from unicorn import Uc
@@ -62,5 +64,6 @@ class Architecture:
     convention: CallingConvention
     cpu: Cpu
 
-    def page(self, address: int) -> int:
-        return address & ~0xFFF
+    # Page(x) of the psABIs, x & ~0xFFF, as a C-level callable: relocation formulas call it
+    # twice per ADRP.
+    page = staticmethod(partial(and_, ~0xFFF))
