@@ -87,7 +87,8 @@ class Machine:
         self._stub_plans: list = []                       # stub slot -> (symbol, plan or None), per image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
-        self._site_hooks: dict[int, tuple[bytes, list[int]]] = {}   # code address -> (bytes, hook handles)
+        self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
+        self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension decoded there
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
         self._active_slot: int | None = None
         self._deadline = 0.0
@@ -176,22 +177,27 @@ class Machine:
     def _hook_vector_sites(self, image: Image) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
 
-        Hooks stay installed per code address for as long as the same bytes live there:
-        adding or deleting a hook makes Unicorn drop all its translated code.
+        Only the loaded object's sites are hooked.  Unicorn walks its whole list of code
+        hooks for every hooked instruction, and for every instruction once the budget's
+        counter is on, so hooks kept for every object a process has seen would slow every
+        later run.  Deleting a hook drops only the translated blocks it was used in.
         """
         code = next((segment for segment in image.segments if segment.perms & PERM_X), None)
+        address, data = (code.address, code.data) if code is not None else (None, b"")
+        hooked = self._site_hooks
+        if hooked is not None and hooked[0] == address and hooked[1] == data:
+            return
+        for handle in hooked[2] if hooked is not None else ():
+            self.uc.hook_del(handle)
+        self._site_hooks = None
         if code is None:
             return
-        installed = self._site_hooks.get(code.address)
-        if installed is not None and installed[0] == code.data:
-            return
-        for handle in installed[1] if installed else ():
-            self.uc.hook_del(handle)
-        if installed is not None and self._extension is not None:
-            self._extension.forget()     # its cached decodes describe the old bytes
+        seen = self._site_code.get(address)
+        if seen is not None and seen != data and self._extension is not None:
+            self._extension.forget()     # its cached decodes describe other bytes at these addresses
+        self._site_code[address] = data
         sites = image.extras.get("vector_sites") or ()
-        handles = [hook_code_direct(self.uc, self._on_site_entry, address, address) for address in sites]
-        self._site_hooks[code.address] = (code.data, handles)
+        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._on_site_entry, site, site) for site in sites])
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,

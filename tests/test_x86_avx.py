@@ -365,3 +365,28 @@ def test_vzeroupper_and_vzeroall_clear_zmm0_to_15(hexcode, keep_low):
     for i, value in values.items():
         want = value if i >= 16 else (value & ((1 << 128) - 1) if keep_low else 0)
         assert uc.reg_read(ZMM[i]) == want, f"zmm{i}"
+
+
+def test_only_the_loaded_objects_vector_sites_stay_hooked():
+    """Unicorn walks every code hook for each hooked instruction (and for every instruction while
+    the budget's counter runs): a process must not keep the sites of every object it has seen."""
+    from emu.arch import architecture
+    from emu.entries import EntrySpec
+    from emu.images import load_image
+    from emu.machine import machine_for
+    from emu.run import run_object
+
+    fixtures = Path(__file__).parent / "fixtures" / "cutlass-dsl-4.8.0"
+    avx, portable = str(fixtures / "native" / "two_kernels_carveout_50.o"), str(fixtures / "x86_64" / "plain.o")
+    entries = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+    sites = load_image(avx)[0].extras["vector_sites"]
+    engine = machine_for(architecture("x86_64")).uc
+    run_object(portable, entries=entries)
+    without = len(engine._callbacks)
+    first = run_object(avx, entries=entries)
+    assert len(engine._callbacks) == without + len(sites)
+    run_object(portable, entries=entries)
+    assert len(engine._callbacks) == without
+    again = run_object(avx, entries=entries)     # hooked again, its translations rebuilt where sites were
+    assert again.model_dump() == first.model_dump()
+    assert first.entries[-1].fault is None
