@@ -37,7 +37,7 @@ def _plain(name: str, *argtypes):
 
 # The C entry points with plain-integer prototypes (None without the C library):
 # (engine, regid, value*), (engine, regids*, values**, count), (engine, address, buffer, size)
-c_reg_read = c_reg_write = c_reg_read_batch = c_reg_write_batch = c_mem_read = c_mem_write = None
+c_reg_read = c_reg_write = c_reg_read_batch = c_reg_write_batch = c_mem_read = c_mem_write = c_mem_protect = None
 if _LIB is not None:
     _P, _I, _Q = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
     c_reg_read = _plain("uc_reg_read", _P, _I, _P)
@@ -46,6 +46,7 @@ if _LIB is not None:
     c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
     c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
     c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
+    c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
 
 _U64 = ctypes.c_uint64()
 _U64_ADDRESS = ctypes.addressof(_U64)
@@ -132,6 +133,15 @@ def mem_write(uc: Uc, address: int, data: bytes) -> None:
         uc.mem_write(address, data)
         return
     status = c_mem_write(uc._uch.value, address, bytes(data), len(data))
+    if status:
+        raise UcError(status)
+
+
+def mem_protect(uc: Uc, address: int, size: int, perms: int) -> None:
+    if c_mem_protect is None:
+        uc.mem_protect(address, size, perms)
+        return
+    status = c_mem_protect(uc._uch.value, address, size, perms)
     if status:
         raise UcError(status)
 

@@ -17,7 +17,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture
-from .fast_uc import HostBacked, hook_code_direct, mem_read, mem_write
+from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
@@ -128,7 +128,7 @@ class Machine:
             del wanted[PERM_R | PERM_X]
             self._enter_code_slot(code)
         elif self._active_slot is not None:
-            self.uc.mem_protect(self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
+            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
             self._active_slot = None
         for perms in list(self._mapped):
             region = self._mapped[perms][0]
@@ -150,14 +150,17 @@ class Machine:
             self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image)
         if image is not self.image:
-            self._stub_plans = [(name, symbol_plan(name) if name else None) for name in image.stub_symbols]
+            plans = image.runtime_cache.get("stub_plans")
+            if plans is None:
+                plans = image.runtime_cache["stub_plans"] = [(name, symbol_plan(name) if name else None) for name in image.stub_symbols]
+            self._stub_plans = plans
         self.image = image
         self.host.reset()
 
     def _enter_code_slot(self, code: Segment) -> None:
         address, data = code.address, code.data
         if self._active_slot is not None and self._active_slot != address:
-            self.uc.mem_protect(self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
+            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
         held = self._code_slots.get(address)
         if held is not None and len(held) != len(data):
             self.uc.mem_unmap(address, len(held))
@@ -167,7 +170,7 @@ class Machine:
             mem_write(self.uc, address, data)
         else:
             if self._active_slot != address:
-                self.uc.mem_protect(address, len(data), PERM_R | PERM_X)
+                mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
             if held != data:                      # another object hashed to this slot
                 mem_write(self.uc, address, data)
                 self.uc.ctl_flush_tb()
