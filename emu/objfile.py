@@ -8,6 +8,7 @@ the `ObjectFile` returned here and never touches LIEF, so a parsed object can be
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import struct
@@ -217,7 +218,15 @@ def _lief_parse(raw: bytes):
                        "parse_symbol_versions", "parse_notes", "parse_overlay"):
             setattr(config, option, False)
         _LIEF_CONFIG = config
+        atexit.register(_forget_lief_config)
     return lief.ELF.parse(raw, _LIEF_CONFIG)
+
+
+def _forget_lief_config() -> None:
+    """Drop the parser config before interpreter teardown: nanobind reports objects still
+    alive when LIEF's module is torn down as leaks, and module teardown order varies."""
+    global _LIEF_CONFIG
+    _LIEF_CONFIG = None
 
 
 def _read_sections(raw: bytes, path: str) -> list[Section]:

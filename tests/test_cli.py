@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import ROOT, fixture
@@ -89,3 +92,17 @@ def test_every_scenario_field_has_a_description():
     for name, definition in schema["$defs"].items():
         if definition.get("type") == "object":
             walk(definition, name)
+
+
+def test_exit_after_a_lief_parse_reports_no_leaks(tmp_path):
+    """nanobind prints 'leaked' reports when a LIEF object outlives LIEF's module at teardown;
+    how modules tear down depends on the program (here: a wrapped Unicorn method, as test
+    harnesses do).  emu must leave nothing of LIEF alive."""
+    program = ("import unicorn\nfrom emu.run import run_object\n"
+               "start = unicorn.Uc.emu_start\n"
+               "unicorn.Uc.emu_start = lambda self, *args, **kwargs: start(self, *args, **kwargs)\n"
+               f"print(len(run_object({fixture('x86_64', 'plain')!r}).calls))\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "EMU_CACHE_DIR": "off"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "leaked" not in result.stderr, result.stderr
