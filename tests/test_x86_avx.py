@@ -317,6 +317,35 @@ def test_host_native_objects_in_fixtures_are_supported():
     assert checked > 0
 
 
+def test_scan_verdicts_kept_per_form_change_no_site(monkeypatch):
+    """The scan keeps capstone's verdict per instruction form: scanning every x86-64 fixture with
+    the verdicts of all the others must name exactly the sites a scan from nothing names."""
+    from emu.arch import x86_avx
+    objects = [p for p in (Path(__file__).parent / "fixtures").rglob("*.o")
+               if p.read_bytes()[:4] == b"\x7fELF" and p.read_bytes()[18] == 62]
+    codes = []
+    for path in objects:
+        try:
+            codes.append(elf_section(path, ".ltext"))
+        except KeyError:
+            continue
+    unit = AvxUnit()
+    fresh = []
+    for code in codes:
+        monkeypatch.setattr(x86_avx, "_FORMS", {})
+        fresh.append(unit.scan(code, CODE))
+    monkeypatch.setattr(x86_avx, "_FORMS", {})
+    shared = [unit.scan(code, CODE) for code in codes] + [unit.scan(code, CODE) for code in codes]
+    assert shared == fresh + fresh
+    assert any(fresh) and len(x86_avx._FORMS) < sum(len(code) for code in codes)
+    # one prefix and opcode, two ModRM bytes: an xmm store (no site) and a register move (a site)
+    store, move = bytes.fromhex("c5f81100"), bytes.fromhex("c5f811c1")     # vmovups [rax], xmm0; vmovups xmm1, xmm0
+    for first, second in ((store, move), (move, store)):
+        monkeypatch.setattr(x86_avx, "_FORMS", {})
+        sites = unit.scan(first + second + b"\xc3", CODE)
+        assert sites == [CODE + (len(first) if second == move else 0)]
+
+
 def test_scan_finds_a_prefixed_vector_instruction_inside_noise():
     """A site after a segment prefix starts at the prefix; C4 bytes naming no VEX map are skipped."""
     noise = bytes.fromhex("48b8c41059c41805c548")          # movabs rax, imm64 full of C4/C5 bytes

@@ -447,6 +447,14 @@ def _vex_leads(code: bytes) -> list[int]:
     return offsets
 
 
+# An instruction's form: its VEX (C5 xx, C4 xx xx) or EVEX (62 xx xx xx) prefix, opcode
+# and ModRM.  These decide capstone's mnemonic and operand kinds (bytes after them are
+# SIB, displacement and immediate), so the scan's verdict on a form is kept for the
+# process.  Bounded: hostile code can hold any number of forms.
+_FORM_LENGTH = {0xC5: 4, 0xC4: 5, 0x62: 6}
+_FORMS: dict[bytes, bool] = {}
+_FORMS_MAX = 1 << 16
+
 # A C4 byte starts a VEX instruction only if its next byte names opcode map 1, 2 or 3
 # (its low five bits; the other values are reserved and fault on hardware).  Code is
 # full of C4 bytes inside displacements and immediates, and each candidate costs a
@@ -506,25 +514,34 @@ class AvxUnit:
         VEX.128 stores are left out (see _is_xmm_store).
 
         In 64-bit mode every such instruction starts with C4, C5 or 62, after at most a
-        few segment/address-size prefixes.  Each such byte (and each run of prefixes just
-        before it) is decoded as if an instruction started there; where that gives a
-        vector instruction, the address is a site.  Some sites are bytes inside another
-        instruction: a code hook fires only where an instruction starts, so those never
-        run, and every real vector instruction is found without sweeping the code (a
-        linear disassembly costs ten times more).
+        few segment/address-size prefixes.  Each such byte is decoded as if an instruction
+        started there; where that gives a vector instruction, it and the run of prefixes
+        just before it are sites.  Some sites are bytes inside another instruction: a code
+        hook fires only where an instruction starts, so those never run, and every real
+        vector instruction is found without sweeping the code (a linear disassembly costs
+        ten times more).  The verdict depends only on the instruction's form (its prefix,
+        opcode and ModRM bytes), so capstone decodes each form once per process.
         """
-        decode, sites = self._decoder(code, address), []
+        decode, sites, forms, length = None, [], _FORMS, len(code)
         for lead in _vex_leads(code):
-            first = lead
-            if code[lead] == 0xC4 and (lead + 1 >= len(code) or code[lead + 1] not in _VEX3_MAPS):
+            byte = code[lead]
+            if byte == 0xC4 and (lead + 1 >= length or code[lead + 1] not in _VEX3_MAPS):
                 continue
-            while first > 0 and lead - first < 4 and code[first - 1] in _ADDRESS_PREFIXES:
-                first -= 1
-            for offset in range(first, lead + 1):
-                insn = decode(offset)
-                if (insn is not None and _is_vector_vex(code[offset:offset + insn[0]], insn[1])
-                        and not _is_xmm_store(insn[1], insn[2])):
-                    sites.append(address + offset)
+            form = code[lead:lead + _FORM_LENGTH[byte]]
+            verdict = forms.get(form)
+            if verdict is None:
+                if decode is None:
+                    decode = self._decoder(code, address)
+                insn = decode(lead)
+                verdict = (insn is not None and _is_vector_vex(code[lead:lead + insn[0]], insn[1])
+                           and not _is_xmm_store(insn[1], insn[2]))
+                if (insn is not None or lead + 15 <= length) and len(form) == _FORM_LENGTH[byte] and len(forms) < _FORMS_MAX:
+                    forms[form] = verdict        # not a decode cut short by the end of the code
+            if verdict:
+                first = lead
+                while first > 0 and lead - first < 4 and code[first - 1] in _ADDRESS_PREFIXES:
+                    first -= 1
+                sites.extend(range(address + first, address + lead + 1))
         return sorted(set(sites))
 
     def _decoder(self, code: bytes, address: int) -> Callable[[int], tuple[int, str, str] | None]:
