@@ -63,14 +63,16 @@ class Image:
         return known
 
     def _locate(self, address: int) -> str:
+        start, end = self._code
+        if start <= address < end:                   # the usual case: a return address in the object's code
+            index = bisect.bisect_right(self._starts, address) - 1
+            if index >= 0:
+                return f"{self._names[index]}+{address - self._starts[index]:#x}"
         if address == RETURN_SENTINEL:
             return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
         slot = (address - STUB_BASE) // STUB_SLOT
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"
-        index = bisect.bisect_right(self._starts, address) - 1
-        if index >= 0 and self._code[0] <= address < self._code[1]:
-            return f"{self._names[index]}+{address - self._starts[index]:#x}"
         return f"{address:#x}"
 
 
