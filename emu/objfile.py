@@ -13,7 +13,7 @@ import hashlib
 import os
 import struct
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -264,15 +264,21 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
 
 
 def _string_reader(table: bytes):
-    """name-at-offset for a string table; an ASCII table (the usual case) is decoded once."""
+    """name-at-offset for a string table; an ASCII table (the usual case) is decoded once.
+
+    The names that start right after a NUL (all but suffix-shared ones) are looked up in
+    a dict built by one split: no Python call per symbol.
+    """
     if table.isascii():
         text = table.decode("ascii")
+        parts = text.split("\0")
+        names = dict(zip(accumulate([len(part) + 1 for part in parts], initial=0), parts))
 
         def read(offset: int) -> str:
             end = text.find("\0", offset)
             return text[offset:end] if end >= 0 else text[offset:]
-        return read
-    return lambda offset: _string_at(table, offset)
+        return names, read
+    return {}, lambda offset: _string_at(table, offset)
 
 
 def _string_at(table: bytes, offset: int) -> str:
@@ -300,8 +306,8 @@ def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
                 raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
             if shndx < SHN_LORESERVE:
                 raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, name) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
-    name_at = _string_reader(strtab)
-    return [_new(Symbol, (index, name_at(name), value, size, info & 0xF, info >> 4, shndx))
+    names, name_at = _string_reader(strtab)
+    return [_new(Symbol, (index, names[name] if name in names else name_at(name), value, size, info & 0xF, info >> 4, shndx))
             for index, (name, info, _other, shndx, value, size) in enumerate(entries)]
 
 
