@@ -200,6 +200,8 @@ class Machine:
             self._extension.forget()     # its cached decodes describe other bytes at these addresses
         self._site_code[address] = data
         sites = image.extras.get("vector_sites") or ()
+        if sites and self.extension is None:
+            return                       # an architecture without an extension has no sites to hand it
         self._site_hooks = (address, data, [hook_code_direct(self.uc, self._on_site_entry, site, site) for site in sites])
 
     # -- calls ----------------------------------------------------------------------
@@ -256,7 +258,7 @@ class Machine:
     def _on_site_entry(self, _engine, address: int, size: int, _key) -> None:
         """A vector instruction's C-level hook: the extension carries it out."""
         try:
-            self.extension._on_site(self.uc, address, size, None)
+            self._extension._on_site(self.uc, address, size, None)   # created when the sites were hooked
         except BaseException as error:
             self._hold(error)
 

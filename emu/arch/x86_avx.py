@@ -137,12 +137,40 @@ class Decoded(NamedTuple):
 
 def _ea(uc: Uc, op: tuple) -> int:
     _, base, index, scale, disp, _n = op
+    if base and index:                     # both registers in one call
+        base_value, index_value = _ADDRESS_REGISTERS.read(uc, base, index)
+        return (disp + base_value + index_value * scale) & _M64
     ea = disp
     if base:
         ea += reg_read64(uc, base)
     if index:
         ea += reg_read64(uc, index) * scale
     return ea & _M64
+
+
+class _AddressRegisters:
+    """Reads a memory operand's base and index registers with one uc_reg_read_batch."""
+
+    def __init__(self) -> None:
+        self._ids = (ctypes.c_int * 2)()
+        self._values = (ctypes.c_uint64 * 2)()
+        self._pointers = (ctypes.c_void_p * 2)(ctypes.addressof(self._values), ctypes.addressof(self._values) + 8)
+        self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), 2)
+
+    def read(self, uc: Uc, base: int, index: int) -> tuple[int, int]:
+        if c_reg_read_batch is None:
+            return reg_read64(uc, base), reg_read64(uc, index)
+        ids = self._ids
+        ids[0], ids[1] = base, index
+        status = c_reg_read_batch(uc._uch.value, *self._call)
+        if status:
+            raise UcError(status)
+        values = self._values
+        return values[0], values[1]
+
+
+_ADDRESS_REGISTERS = _AddressRegisters()
+_RIP = UX.UC_X86_REG_RIP
 
 
 def _load(uc: Uc, d: Decoded, ea: int, n: int) -> int:
@@ -612,9 +640,10 @@ class AvxUnit:
 
     def _on_site(self, uc: Uc, address: int, size: int, user_data: object) -> None:
         try:
-            size = self.execute(uc, address)
+            d = self.decode(uc, address)      # execute(), without its frame: this runs per executed site
+            d.handler(uc, d)
         except UnsupportedInstruction as err:
             self.last_error = err
             uc.emu_stop()
             return
-        reg_write64(uc, UX.UC_X86_REG_RIP, address + size)
+        reg_write64(uc, _RIP, address + d.size)
