@@ -144,7 +144,9 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
             section = sections[index]
             if section.type == 8:  # NOBITS
                 raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches a NOBITS section", path=obj.path)
-            current, limit, base, start = index, section.size, section_base[index], section_offset[index]
+            # a section that is not laid out has size 0 here: the size check below names it
+            current, limit = index, section.size if index in section_base else 0
+            base, start = section_base.get(index, 0), section_offset.get(index, 0)
         if offset + size > limit:
             raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches {size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
         S = addresses.get(symbol)

@@ -72,6 +72,15 @@ def test_relocation_past_section_end_is_an_error():
         _apply(_object(1, offset=12))                 # an 8-byte field at 12 of a 16-byte section
 
 
+def test_relocation_in_an_empty_loaded_section_is_an_error():
+    """A zero-size SHF_ALLOC section is not laid out; a relocation in it is refused, not a KeyError (fuzz seed 8)."""
+    from emu.layout import build_image
+    obj = _object(2, text_size=0)
+    obj.sections.append(Section(2, ".data", 1, 0x3, 16, 8, 0, 0, bytes(16)))
+    with pytest.raises(RelocationError, match=r"R_X86_64_PC32 at \.text\+0x0 .*past the end of the section \(0x0 bytes\)"):
+        build_image(obj)
+
+
 def test_real_object_got_base_and_got64_slots(tmp_path):
     """`lea -7(%rip)` + GOTPC64 (addend 9) must yield the GOT base exactly, and GOT64 the slot offset."""
     from emu.layout import build_image
