@@ -41,7 +41,6 @@ class Image:
     data_symbols: dict[str, int]            # defined data object name -> address
     got_base: int
     extras: dict = field(default_factory=dict)   # per-image facts other parts compute once (vector sites)
-    runtime_cache: dict = field(default_factory=dict, repr=False, compare=False)   # what a run derives from it; never stored
     _starts: list[int] = field(default_factory=list, repr=False)
     _located: dict[int, str] = field(default_factory=dict, repr=False)
     _names: list[str] = field(default_factory=list, repr=False)

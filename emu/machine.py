@@ -21,7 +21,7 @@ from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_wr
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
                          STUB_SIZE, STUB_SLOT, STUB_SLOTS)
-from .stubs import StubDispatcher, StubFailure, symbol_plan
+from .stubs import StubDispatcher, StubFailure, slot_plans
 from .trace import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
@@ -150,10 +150,7 @@ class Machine:
             self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image)
         if image is not self.image:
-            plans = image.runtime_cache.get("stub_plans")
-            if plans is None:
-                plans = image.runtime_cache["stub_plans"] = [(name, symbol_plan(name) if name else None) for name in image.stub_symbols]
-            self._stub_plans = plans
+            self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
         self.host.reset()
 

@@ -118,6 +118,25 @@ def symbol_plan(symbol: str) -> _Plan | None:
     return plan
 
 
+_SLOT_PLANS: dict[tuple[str, ...], list[tuple[str, _Plan | None]]] = {}
+_SLOT_PLANS_MAX = 256
+
+
+def slot_plans(stub_symbols: list[str]) -> list[tuple[str, _Plan | None]]:
+    """(symbol, plan or None) for each stub slot ('' for slot 0).
+
+    Exports of one DSL version import the same set of wrappers, so the list is kept per
+    set of names (bounded: object files may name anything).
+    """
+    key = tuple(stub_symbols)
+    plans = _SLOT_PLANS.get(key)
+    if plans is None:
+        if len(_SLOT_PLANS) >= _SLOT_PLANS_MAX:
+            _SLOT_PLANS.clear()
+        plans = _SLOT_PLANS[key] = [(name, symbol_plan(name) if name else None) for name in key]
+    return plans
+
+
 def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
     """The model instance (for behaviours) and the JSON-ready arguments (for the trace).
 
