@@ -74,7 +74,7 @@ def save(image: Image, export: Export) -> None:
 
 def load(sha256: str, path: str) -> tuple[Image, Export] | None:
     entry = _entry_path(sha256)
-    if entry is None or not os.path.isfile(entry):
+    if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
         return None
     try:
         with open(entry) as handle:

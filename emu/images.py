@@ -16,6 +16,7 @@ from .layout import Image, build_image
 from .objfile import parse_object, read_object_bytes
 
 _CACHE: dict[tuple[str, int, int], tuple[Image, Export]] = {}
+_ABSOLUTE: dict[str, str] = {}     # absolute path as given -> normalised
 
 
 def load_image(path: str) -> tuple[Image, Export]:
@@ -25,7 +26,12 @@ def load_image(path: str) -> tuple[Image, Export]:
         stat = os.stat(path)
     except OSError as error:
         raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
-    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+    absolute = _ABSOLUTE.get(path)
+    if absolute is None:
+        absolute = os.path.abspath(path)
+        if os.path.isabs(path) and len(_ABSOLUTE) < 4096:   # a relative path depends on the working directory
+            _ABSOLUTE[path] = absolute
+    key = (absolute, stat.st_size, stat.st_mtime_ns)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached

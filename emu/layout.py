@@ -159,7 +159,8 @@ def build_image(obj: ObjectFile) -> Image:
     apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
                       arch.relocations, arch.page, 0)
 
-    segments = [Segment(start, bytes(image[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
+    view = memoryview(image)
+    segments = [Segment(start, bytes(view[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
 
 
