@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import struct
 
 from unicorn import UC_HOOK_CODE, Uc, UcError
 
@@ -120,7 +121,13 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
 
 def read_u64(uc: Uc, address: int) -> int:
     """A little-endian 64-bit word of guest memory (return addresses on the stack)."""
+    region = _backed(uc, address, 8)
+    if region is not None:                 # the stack: read in place, no copy
+        return _UNPACK_U64(region.view, address - region.address)[0]
     return int.from_bytes(mem_read(uc, address, 8), "little")
+
+
+_UNPACK_U64 = struct.Struct("<Q").unpack_from
 
 
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
