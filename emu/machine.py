@@ -84,7 +84,7 @@ class Machine:
         self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
-        self._stub_plans: list = []                       # stub slot -> (symbol, plan or None), per image
+        self._stub_plans: list = []                       # stub slot -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
@@ -148,7 +148,7 @@ class Machine:
             if current is not None and perms & PERM_X:
                 self.uc.ctl_flush_tb()
             self._mapped[perms] = (region, segment.data)
-        self._hook_vector_sites(image)
+        self._hook_vector_sites(image, code)
         if image is not self.image:
             self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
@@ -174,7 +174,7 @@ class Machine:
         self._code_slots[address] = data
         self._active_slot = address
 
-    def _hook_vector_sites(self, image: Image) -> None:
+    def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
 
         Only the loaded object's sites are hooked.  Unicorn walks its whole list of code
@@ -182,7 +182,6 @@ class Machine:
         counter is on, so hooks kept for every object a process has seen would slow every
         later run.  Deleting a hook drops only the translated blocks it was used in.
         """
-        code = next((segment for segment in image.segments if segment.perms & PERM_X), None)
         address, data = (code.address, code.data) if code is not None else (None, b"")
         hooked = self._site_hooks
         if hooked is not None and hooked[0] == address and hooked[1] == data:

@@ -264,10 +264,11 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
 
 
 def _string_reader(table: bytes):
-    """name-at-offset for a string table; an ASCII table (the usual case) is decoded once.
+    """(names by start offset, name-at-offset reader) for a string table.
 
-    The names that start right after a NUL (all but suffix-shared ones) are looked up in
-    a dict built by one split: no Python call per symbol.
+    The names that start right after a NUL (all but suffix-shared ones) come from a dict
+    built by one split, with no Python call per symbol; the reader serves the rest.  An
+    ASCII table (the usual case) is decoded once.
     """
     if table.isascii():
         text = table.decode("ascii")

@@ -28,8 +28,8 @@ except ImportError:  # pragma: no cover - other capstone layouts use disasm_lite
 from unicorn import UC_HOOK_CODE, UC_HOOK_INSN_INVALID, Uc, UcError
 from unicorn import x86_const as UX
 
-from ..fast_uc import (c_mem_read, c_reg_read, c_reg_read_batch, c_reg_write, c_reg_write_batch, mem_read, mem_write,
-                       reg_read64, reg_write64)
+from ..fast_uc import (RegisterBatch, c_mem_read, c_reg_read, c_reg_read_batch, c_reg_write, c_reg_write_batch, mem_read,
+                       mem_write, reg_read64, reg_write64)
 
 __all__ = ["AvxUnit", "UnsupportedInstruction", "MisalignedAccess", "MemoryFault"]
 
@@ -138,7 +138,10 @@ class Decoded(NamedTuple):
 def _ea(uc: Uc, op: tuple) -> int:
     _, base, index, scale, disp, _n = op
     if base and index:                     # both registers in one call
-        base_value, index_value = _ADDRESS_REGISTERS.read(uc, base, index)
+        batch = _ADDRESS_BATCHES.get((base, index))
+        if batch is None:
+            batch = _ADDRESS_BATCHES[(base, index)] = RegisterBatch((base, index))
+        base_value, index_value = batch.read(uc)
         return (disp + base_value + index_value * scale) & _M64
     ea = disp
     if base:
@@ -148,28 +151,7 @@ def _ea(uc: Uc, op: tuple) -> int:
     return ea & _M64
 
 
-class _AddressRegisters:
-    """Reads a memory operand's base and index registers with one uc_reg_read_batch."""
-
-    def __init__(self) -> None:
-        self._ids = (ctypes.c_int * 2)()
-        self._values = (ctypes.c_uint64 * 2)()
-        self._pointers = (ctypes.c_void_p * 2)(ctypes.addressof(self._values), ctypes.addressof(self._values) + 8)
-        self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), 2)
-
-    def read(self, uc: Uc, base: int, index: int) -> tuple[int, int]:
-        if c_reg_read_batch is None:
-            return reg_read64(uc, base), reg_read64(uc, index)
-        ids = self._ids
-        ids[0], ids[1] = base, index
-        status = c_reg_read_batch(uc._uch.value, *self._call)
-        if status:
-            raise UcError(status)
-        values = self._values
-        return values[0], values[1]
-
-
-_ADDRESS_REGISTERS = _AddressRegisters()
+_ADDRESS_BATCHES: dict[tuple[int, int], RegisterBatch] = {}   # (base, index) -> its batch read (at most 16 x 16)
 _RIP = UX.UC_X86_REG_RIP
 
 
@@ -629,13 +611,13 @@ class AvxUnit:
         raise UnsupportedInstruction(address, 0, "(unmapped)", "")
 
     def _on_invalid(self, uc: Uc, user_data: object) -> bool:
-        rip = reg_read64(uc, UX.UC_X86_REG_RIP)
+        rip = reg_read64(uc, _RIP)
         try:
             size = self.execute(uc, rip)
         except UnsupportedInstruction as err:
             self.last_error = err
             return False
-        reg_write64(uc, UX.UC_X86_REG_RIP, rip + size)
+        reg_write64(uc, _RIP, rip + size)
         return True
 
     def _on_site(self, uc: Uc, address: int, size: int, user_data: object) -> None:
