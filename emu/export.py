@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from operator import itemgetter
 
 from .errors import ObjectFormatError
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
+_KERNEL_SLOTS = re.compile(r"(?:^|(?<=\0))kernels_(kernel_[^\0]*)")
+_NAME = itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -36,16 +40,10 @@ _LOADER_ENTRIES = frozenset({"cuda_init", "cuda_load", "cuda_load_to_device",
 
 
 def describe_export(obj: ObjectFile) -> Export:
-    functions: set[str] = set()
-    slots: list[str] = []
-    for symbol in obj.symbols:          # one pass: an export has a few hundred symbols
-        name = symbol.name
-        if not name:
-            continue
-        if symbol.type == STT_FUNC and symbol.shndx != SHN_UNDEF:
-            functions.add(name)
-        if name.startswith(KERNEL_SLOT):
-            slots.append(name[len("kernels_"):])
+    symbols = obj.symbols
+    functions = {name for _, name, _, _, kind, _, shndx in symbols if kind == STT_FUNC and shndx != SHN_UNDEF and name}
+    # kernel slots, in the object's order: every name is NUL-free, so one search of the joined names finds them
+    slots = _KERNEL_SLOTS.findall("\0".join(map(_NAME, symbols)))
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:

@@ -18,9 +18,9 @@ import tempfile
 from . import __version__
 from .export import Export
 from .layout import Image, Segment
-from .objfile import ObjectFile, Relocation, Section, Symbol
+from .objfile import ObjectFile, Section, Symbol
 
-FORMAT = 1
+FORMAT = 2     # 2: relocations stored as their packed RELA tables
 
 
 def store_dir() -> str | None:
@@ -56,7 +56,7 @@ def save(image: Image, export: Export) -> None:
         "format": FORMAT, "emu": __version__, "sha256": obj.sha256, "arch": obj.arch,
         "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, _b64(s.data)] for s in obj.sections],
         "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols],
-        "relocations": [[r.section, r.offset, r.type, r.symbol, r.addend] for r in obj.relocations],
+        "relocation_tables": [[index, _b64(entries)] for index, entries in obj.relocation_tables],
         "segments": [[s.address, _b64(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
         "got_base": image.got_base, "extras": image.extras,
@@ -84,7 +84,7 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
         obj = ObjectFile(path=path, arch=record["arch"], sha256=sha256,
                          sections=[Section(*s[:8], base64.b64decode(s[8])) for s in record["sections"]],
                          symbols=[Symbol(*s) for s in record["symbols"]],
-                         relocations=[Relocation(*r) for r in record["relocations"]])
+                         relocation_tables=[(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]])
         image = Image(obj, [Segment(a, base64.b64decode(d), p) for a, d, p in record["segments"]],
                       record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
                       record["extras"])

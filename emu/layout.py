@@ -9,6 +9,7 @@ has a fixed region (see memory_map) so an emulator maps them once for every obje
 from __future__ import annotations
 
 import bisect
+from itertools import compress
 from dataclasses import dataclass, field
 
 from .arch import architecture
@@ -17,7 +18,7 @@ from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGIO
                          RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
-from .relocation import apply_relocations, got_types
+from .relocation import apply_relocations, got_types, relocate_in_bulk
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
@@ -113,51 +114,65 @@ def build_image(obj: ObjectFile) -> Image:
             packed += size
 
     # One pass over the symbols: the undefined ones get stubs, the defined ones addresses.
-    undefined: set[str] = set()
+    symbols = obj.symbols
+    undefined: dict[str, None] = {}
     functions: dict[str, int] = {}
     data_symbols: dict[str, int] = {}
-    for symbol in obj.symbols:
-        name, shndx = symbol.name, symbol.shndx
-        if not name:
-            continue
+    addresses: list = []                    # symbol index -> S; a name for an undefined symbol until stubs exist
+    for _, name, value, _, kind, _, shndx in symbols:
         if shndx == SHN_UNDEF:
-            if name != GOT_SYMBOL:
-                undefined.add(name)
-        elif shndx in section_base and symbol.type != STT_SECTION:
-            (functions if symbol.type == STT_FUNC else data_symbols)[name] = section_base[shndx] + symbol.value
+            addresses.append(name)
+            if name and name != GOT_SYMBOL:
+                undefined[name] = None
+        elif shndx in section_base:
+            address = section_base[shndx]
+            if kind != STT_SECTION:
+                address += value
+                if name:
+                    (functions if kind == STT_FUNC else data_symbols)[name] = address
+            addresses.append(address)
+        else:
+            addresses.append(value if shndx == SHN_ABS else None)     # None: no address (COMMON, not laid out)
     if len(undefined) + 1 > STUB_SLOTS:
         raise ObjectFormatError(f"{len(undefined)} undefined symbols; emu provides at most {STUB_SLOTS - 1} stubs", path=obj.path)
     stub_symbols = [""] + sorted(undefined)
     stub_of = {name: STUB_BASE + slot * STUB_SLOT for slot, name in enumerate(stub_symbols)}
+    stub_of[GOT_SYMBOL], stub_of[""] = got_base, 0          # symbol 0 (no symbol) has S = 0
+    addresses = [stub_of[S] if S.__class__ is str else S for S in addresses]
 
     def symbol_address(index: int) -> int:
-        symbol = obj.symbols[index]
-        if symbol.shndx == SHN_UNDEF:
-            if symbol.name == GOT_SYMBOL:
-                return got_base
-            return stub_of[symbol.name] if symbol.name else 0
-        if symbol.shndx == SHN_ABS:
-            return symbol.value
-        if symbol.shndx == SHN_COMMON or symbol.shndx not in section_base:
+        """S for one symbol, or the RelocationError that says why it has none."""
+        S = addresses[index]
+        if S is None:
+            symbol = symbols[index]
             where = "a COMMON symbol" if symbol.shndx == SHN_COMMON else f"in the non-loaded section {obj.section_name(symbol.shndx)}"
             raise RelocationError(f"a relocation refers to {obj.symbol_label(index)}, {where}, which emu does not lay out", path=obj.path)
-        return section_base[symbol.shndx] + (0 if symbol.type == STT_SECTION else symbol.value)
+        return S
 
-    got_index = {index: slot for slot, index in enumerate(got_symbols)}
+    got_offsets = {index: 8 * slot for slot, index in enumerate(got_symbols)}
 
     def got_slot(index: int) -> int:
-        return got_base + 8 * got_index[index]
+        return got_base + got_offsets[index]
 
     image = bytearray(packed)
+    count = len(obj.sections)
+    section_limit = [-1] * count            # bytes a relocation may patch: none outside laid-out PROGBITS
     for section in obj.sections:
-        if section.index in section_offset and section.type != SHT_NOBITS:
-            offset = section_offset[section.index]
+        index = section.index
+        if index in section_offset and section.type != SHT_NOBITS:
+            offset = section_offset[index]
             image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
+            section_limit[index] = section.size
     for slot, index in enumerate(got_symbols):
         offset = got_offset + 8 * slot
         image[offset:offset + 8] = (symbol_address(index) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")   # address arithmetic wraps
-    apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
-                      arch.relocations, arch.page, 0)
+    bases, offsets = [None] * count, [None] * count
+    for index, base in section_base.items():
+        bases[index], offsets[index] = base, section_offset[index]
+    if not relocate_in_bulk(obj.relocation_tables, image, addresses, bases, offsets, section_limit,
+                                                 got_base, got_offsets, arch.relocations, arch.page):
+        apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
+                          arch.relocations, arch.page, 0)
 
     view = memoryview(image)
     segments = [Segment(start, bytes(view[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
@@ -185,4 +200,8 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
 def _got_symbols(obj: ObjectFile, table) -> list[int]:
     """Symbol indexes that need a GOT slot, in first-use order (one slot per symbol)."""
     kinds = got_types(table)
-    return list(dict.fromkeys([rel[3] for rel in obj.relocations if rel[2] in kinds]))
+    used: dict[int, None] = {}
+    for _, entries in obj.relocation_tables:
+        words = memoryview(entries).cast("I")          # per entry: offset (2 words), type, symbol, addend (2)
+        used.update(dict.fromkeys(compress(words[3::6], map(kinds.__contains__, words[2::6]))))
+    return list(used)

@@ -12,8 +12,8 @@ import atexit
 import hashlib
 import os
 import struct
-from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, count, repeat
+from operator import add, and_, itemgetter, rshift
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,6 +31,7 @@ MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
 
 
 _new = tuple.__new__    # builds a NamedTuple without its Python-level __new__ (an object has hundreds)
+_NAME, _BINDING = itemgetter(1), itemgetter(5)      # Symbol.name, Symbol.binding
 
 
 class Section(NamedTuple):
@@ -79,23 +80,45 @@ class Relocation(NamedTuple):
     addend: int
 
 
-@dataclass
-class ObjectFile:
-    path: str
-    arch: str
-    sha256: str
-    sections: list[Section]
-    symbols: list[Symbol]
-    relocations: list[Relocation]
-    _by_name: dict[str, Symbol] = field(default_factory=dict, repr=False)
+RELA_ENTRY = struct.Struct("<QIIq")    # r_offset, then r_info as (type, symbol) words, r_addend
 
-    def __post_init__(self) -> None:
-        for symbol in self.symbols:
-            if symbol.name and (symbol.name not in self._by_name or symbol.binding != 0):
-                self._by_name[symbol.name] = symbol
+
+class ObjectFile:
+    """A parsed object as plain data: sections, symbols and relocations.
+
+    Relocations are kept as their tables, `(patched section index, packed RELA entries)`,
+    which the loader's bulk loop unpacks as it goes; `relocations` builds the records
+    (for tools, tests and errors) the first time it is read.
+    """
+
+    def __init__(self, path: str, arch: str, sha256: str, sections: list[Section], symbols: list[Symbol],
+                 relocations: list[Relocation] | None = None, relocation_tables: list[tuple[int, bytes]] | None = None):
+        self.path, self.arch, self.sha256, self.sections, self.symbols = path, arch, sha256, sections, symbols
+        self._relocations = relocations
+        self.relocation_tables = relocation_tables if relocation_tables is not None else _tables_of(relocations or [])
+        self._by_name: dict[str, Symbol] | None = None
+
+    def __repr__(self) -> str:
+        return f"ObjectFile(path={self.path!r}, arch={self.arch!r}, sha256={self.sha256[:12]!r}..)"
+
+    @property
+    def relocations(self) -> list[Relocation]:
+        if self._relocations is None:
+            self._relocations = [_new(Relocation, (index, *entry)) for index, table in self.relocation_tables
+                                 for entry in RELA_ENTRY.iter_unpack(table)]
+        return self._relocations
 
     def symbol(self, name: str) -> Symbol | None:
-        return self._by_name.get(name)
+        """The symbol called `name`: a global or weak one if there is one, else the first local."""
+        by_name = self._by_name
+        if by_name is None:
+            symbols = self.symbols
+            by_name = dict(zip(map(_NAME, reversed(symbols)), reversed(symbols)))     # the first of each name...
+            bound = list(compress(symbols, map(_BINDING, symbols)))
+            by_name.update(zip(map(_NAME, bound), bound))                             # ...unless a global or weak one
+            by_name.pop("", None)
+            self._by_name = by_name
+        return by_name.get(name) if name else None
 
     def symbol_bytes(self, symbol: Symbol) -> bytes:
         """The initial bytes of a defined data symbol (zeros for NOBITS)."""
@@ -166,9 +189,9 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
     machine = _check_header(raw, path)
     sections = _read_sections(raw, path)
     symbols = _read_symbols(sections, path)
-    relocations = _read_relocations(sections, symbols, path)
+    tables = _read_relocations(sections, symbols, path)
     return ObjectFile(path=path, arch=MACHINES[machine], sha256=sha256 or hashlib.sha256(raw).hexdigest(),
-                      sections=sections, symbols=symbols, relocations=relocations)
+                      sections=sections, symbols=symbols, relocation_tables=tables)
 
 
 def _check_header(raw: bytes, path: str) -> int:
@@ -263,23 +286,25 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     return sections
 
 
-def _string_reader(table: bytes):
-    """(names by start offset, name-at-offset reader) for a string table.
+def _names_at(table: bytes, offsets) -> list[str]:
+    """The NUL-terminated names at `offsets` in a string table.
 
-    The names that start right after a NUL (all but suffix-shared ones) come from a dict
-    built by one split, with no Python call per symbol; the reader serves the rest.  An
-    ASCII table (the usual case) is decoded once.
+    Names that start right after a NUL (all but suffix-shared ones) come from one split
+    of the table into a dict by start offset, with no Python call per name; the few
+    others are cut out one by one.  An ASCII table (the usual case) is decoded once.
     """
-    if table.isascii():
-        text = table.decode("ascii")
-        parts = text.split("\0")
-        names = dict(zip(accumulate([len(part) + 1 for part in parts], initial=0), parts))
-
-        def read(offset: int) -> str:
-            end = text.find("\0", offset)
-            return text[offset:end] if end >= 0 else text[offset:]
-        return names, read
-    return {}, lambda offset: _string_at(table, offset)
+    if not table.isascii():
+        return [_string_at(table, offset) for offset in offsets]
+    text = table.decode("ascii")
+    parts = text.split("\0")
+    starts = map(add, accumulate(map(len, parts), initial=0), count())      # part i starts after i NULs
+    found = list(map(dict(zip(starts, parts)).get, offsets))
+    if None in found:
+        for index, offset in enumerate(offsets):
+            if found[index] is None:
+                end = text.find("\0", offset)
+                found[index] = text[offset:end] if end >= 0 else text[offset:]
+    return found
 
 
 def _string_at(table: bytes, offset: int) -> str:
@@ -290,6 +315,7 @@ def _string_at(table: bytes, offset: int) -> str:
 
 
 def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
+    """The symbol table, decoded column by column: each column is a strided view of the entries."""
     tables = [s for s in sections if s.type == SHT_SYMTAB]
     if not tables:
         return []
@@ -299,25 +325,44 @@ def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
     if not 0 < symtab.link < len(sections):
         raise ObjectFormatError(f"section {symtab.name} links to string table index {symtab.link}, which does not exist", path=path)
     strtab = sections[symtab.link].data
-    entries = list(struct.iter_unpack("<IBBHQQ", symtab.data))
-    count = len(sections)
-    for index, (name, _info, _other, shndx, _value, _size) in enumerate(entries):
-        if shndx >= count:       # both checks below need an index past the table
-            if shndx == SHN_XINDEX:
-                raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
-            if shndx < SHN_LORESERVE:
-                raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, name) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
-    names, name_at = _string_reader(strtab)
-    return [_new(Symbol, (index, names[name] if name in names else name_at(name), value, size, info & 0xF, info >> 4, shndx))
-            for index, (name, info, _other, shndx, value, size) in enumerate(entries)]
+    data = symtab.data
+    if not data:
+        return []
+    # Elf64_Sym: st_name (u32), st_info (u8), st_other (u8), st_shndx (u16), st_value, st_size (u64)
+    words, halves, quads = memoryview(data).cast("I"), memoryview(data).cast("H"), memoryview(data).cast("Q")
+    shndxs = halves[3::12]
+    sections_count = len(sections)
+    if max(shndxs) >= sections_count:
+        for index, shndx in enumerate(shndxs):      # both checks need an index past the table
+            if shndx >= sections_count and (shndx == SHN_XINDEX or shndx < SHN_LORESERVE):
+                if shndx == SHN_XINDEX:
+                    raise ObjectFormatError(f"symbol {index} uses extended section indexes (SHN_XINDEX), which loader objects never need", path=path)
+                raise ObjectFormatError(f"symbol {index} ({_string_at(strtab, words[6 * index]) or 'unnamed'}) names section index {shndx}, which does not exist", path=path)
+    infos = data[4::24]
+    names = _names_at(strtab, words[0::6].tolist())
+    columns = zip(range(len(names)), names, quads[1::3], quads[2::3], map(and_, infos, repeat(0xF)),
+                  map(rshift, infos, repeat(4)), shndxs)
+    return list(map(_new, repeat(Symbol), columns))
 
 
-def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str) -> list[Relocation]:
-    relocations = []
+def _tables_of(relocations: list[Relocation]) -> list[tuple[int, bytes]]:
+    """Relocation records packed back into tables, one per run of records against one section."""
+    tables: list[tuple[int, list]] = []
+    for rel in relocations:
+        if not tables or tables[-1][0] != rel.section:
+            tables.append((rel.section, []))
+        tables[-1][1].append(RELA_ENTRY.pack(rel.offset, rel.type, rel.symbol, rel.addend))
+    return [(index, b"".join(entries)) for index, entries in tables]
+
+
+def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str) -> list[tuple[int, bytes]]:
+    """The RELA tables of loaded sections, checked: (patched section index, entries)."""
+    tables = []
     for sec in sections:
-        if sec.type == SHT_REL:
-            raise ObjectFormatError(f"section {sec.name} holds REL relocations without addends; export objects use RELA", path=path)
-        if sec.type != SHT_RELA:
+        kind = sec.type
+        if kind != SHT_RELA:
+            if kind == SHT_REL:
+                raise ObjectFormatError(f"section {sec.name} holds REL relocations without addends; export objects use RELA", path=path)
             continue
         target = sec.info
         if not 0 < target < len(sections):
@@ -327,11 +372,11 @@ def _read_relocations(sections: list[Section], symbols: list[Symbol], path: str)
             continue  # relocations of non-loaded sections (debug info) never matter at run time
         if sec.size % 24:
             raise ObjectFormatError(f"relocation section {sec.name} size {sec.size:#x} is not a multiple of 24", path=path)
-        # r_info is (symbol << 32) | type: unpacked little-endian as two 32-bit words, type first
-        if sec.size and max(memoryview(sec.data).cast("I")[3::6]) >= len(symbols):     # symbol indexes, scanned in C
-            for number, (offset, info, addend) in enumerate(struct.iter_unpack("<QQq", sec.data)):
-                if info >> 32 >= len(symbols):
-                    raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {info >> 32}; the symbol table has {len(symbols)}", path=path)
-        # (section,) + (offset, type, symbol, addend) for every entry, built without a Python loop
-        relocations.extend(map(_new, repeat(Relocation), map((target,).__add__, struct.iter_unpack("<QIIq", sec.data))))
-    return relocations
+        if not sec.size:
+            continue
+        if max(memoryview(sec.data).cast("I")[3::6]) >= len(symbols):     # symbol indexes, scanned in C
+            for number, (offset, _, symbol, _) in enumerate(RELA_ENTRY.iter_unpack(sec.data)):
+                if symbol >= len(symbols):
+                    raise ObjectFormatError(f"relocation {number} in {sec.name} (offset {offset:#x} in {patched.name}) names symbol index {symbol}; the symbol table has {len(symbols)}", path=path)
+        tables.append((target, sec.data))
+    return tables

@@ -9,6 +9,7 @@ RelocationError naming the type, section, offset and symbol: never a warning.
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -156,6 +157,78 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
             apply(image, start + offset, S, addend, base + offset, got_base, got_slot(symbol) - got_base if uses_got else 0, page)
         except FieldOverflow as error:
             raise RelocationError(f"relocation {table[kind].name} {where(rel)} is out of range: {error}", path=obj.path) from None
+
+
+def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresses: list, section_base: list,
+                     section_offset: list, section_limit: list, got_base: int, got_offsets: dict[int, int],
+                     table: dict[int, Recipe], page: Callable[[int], int]) -> bool:
+    """Patch `image` for every relocation in one generated loop; False if one needs `apply_relocations`.
+
+    `tables` are an object's RELA tables, (patched section index, packed entries).  The
+    per-section lists are indexed by section number (None / -1 for a section that is
+    not laid out or is NOBITS); `addresses` gives S per symbol index (None: it has none).
+    The loop has one branch per relocation type the object uses, with the recipe's
+    formula and field written inline: no Python call per relocation.  Anything unusual
+    (an unknown type, a field past its section, a value out of range) makes it give up,
+    and the caller runs `apply_relocations`, which applies the same recipes one by one
+    and raises the exact error for the first relocation at fault.  Re-applying is safe:
+    formulas read only S, A, P, GOT and G, and fields overwrite their bits.
+    """
+    kinds = frozenset().union(*[memoryview(entries).cast("I")[2::6] for _, entries in tables])   # r_type words
+    key = (id(table), kinds)
+    loop = _BULK.get(key)
+    if loop is None or loop[0] is not table:
+        if len(_BULK) >= _BULK_MAX:
+            _BULK.clear()
+        loop = _BULK[key] = (table, _bulk_loop(table, kinds))
+    try:
+        loop[1](tables, image, addresses, section_base, section_offset, section_limit, got_base, got_offsets, page)
+    except Exception:     # noqa: BLE001 - every failure is diagnosed by the one-by-one loop
+        return False
+    return True
+
+
+_BULK: dict[tuple[int, frozenset], tuple[dict, Callable]] = {}
+_BULK_MAX = 256
+
+
+class _GiveUp(Exception):
+    """A relocation the bulk loop leaves to `apply_relocations` (it names the problem)."""
+
+
+def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
+    lines = ["for index, entries in tables:",
+             "    base, start, limit = section_base[index], section_offset[index], section_limit[index]",
+             "    for offset, kind, symbol, A in iter_unpack(entries):",
+             "        S = addresses[symbol]",
+             "        P = base + offset",
+             "        at = start + offset"]
+    branch = "if"
+    names = {"_GiveUp": _GiveUp, "iter_unpack": struct.Struct("<QIIq").iter_unpack}
+    for kind in table:                       # the table's order: only the types this object uses
+        if kind not in kinds:
+            continue
+        recipe = table[kind]
+        lines.append(f"        {branch} kind == {kind}:")
+        lines.append(f"            if offset + {recipe.size} > limit: raise _GiveUp")
+        uses = compile(recipe.formula, "<formula>", "eval").co_names
+        if "S" not in uses:          # None + ... fails by itself; a formula without S must still refuse S = None
+            lines.append("            if S is None: raise _GiveUp")
+        if recipe.uses_got:
+            lines.append("            G = got_offsets[symbol]")
+        elif "G" in uses:
+            lines.append("            G = 0")
+        lines.append(f"            value = {recipe.formula}")
+        field_lines = recipe.field.lines
+        for name, value in recipe.field.names.items():      # each type's helpers under their own names
+            alias = f"{name}_{kind}"
+            names[alias] = value
+            field_lines = tuple(re.sub(rf"\b{name}\b", alias, line) for line in field_lines)
+        lines.extend(f"            {line}" for line in field_lines)
+        branch = "elif"
+    lines.extend(["        else:", "            raise _GiveUp"] if branch == "elif" else ["        raise _GiveUp"])
+    return _compile("relocate", "tables, image, addresses, section_base, section_offset, section_limit, GOT, "
+                    "got_offsets, Page", [], tuple(lines), names)
 
 
 _FACTS: dict[int, tuple[dict, dict, frozenset]] = {}    # id(table) -> (table, per-type facts, GOT types)

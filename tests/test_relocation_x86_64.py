@@ -81,6 +81,15 @@ def test_relocation_in_an_empty_loaded_section_is_an_error():
         build_image(obj)
 
 
+def test_symbol_without_an_address_is_refused_even_where_the_formula_ignores_s():
+    """GOTPC64 (GOT + A - P) never reads S, yet a COMMON symbol is still an error, in the bulk loop too."""
+    from emu.layout import build_image
+    obj = _object(29)
+    obj.symbols[1] = Symbol(1, "common_thing", 8, 8, 1, 1, 0xFFF2)
+    with pytest.raises(RelocationError, match="refers to common_thing, a COMMON symbol"):
+        build_image(obj)
+
+
 def test_real_object_got_base_and_got64_slots(tmp_path):
     """`lea -7(%rip)` + GOTPC64 (addend 9) must yield the GOT base exactly, and GOT64 the slot offset."""
     from emu.layout import build_image

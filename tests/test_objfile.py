@@ -1,0 +1,43 @@
+"""ObjectFile as data: symbol lookup by name, and relocations kept as packed RELA tables."""
+from __future__ import annotations
+
+import struct
+
+from conftest import fixture
+
+from emu.objfile import ObjectFile, Relocation, Section, Symbol, load_object
+
+LOCAL, GLOBAL, WEAK = 0, 1, 2
+
+
+def _with_symbols(*symbols: Symbol) -> ObjectFile:
+    return ObjectFile("t.o", "x86_64", "0" * 64, [Section(0, "", 0, 0, 0, 1, 0, 0, b"")], list(symbols))
+
+
+def test_symbol_prefers_a_global_or_weak_binding_else_the_first_local():
+    first, other, bound, later_local = (Symbol(1, "a", 0x10, 0, 1, LOCAL, 1), Symbol(2, "a", 0x20, 0, 1, LOCAL, 1),
+                                        Symbol(3, "a", 0x30, 0, 1, GLOBAL, 1), Symbol(4, "a", 0x40, 0, 1, LOCAL, 1))
+    assert _with_symbols(first, other).symbol("a") is first
+    assert _with_symbols(first, bound, later_local).symbol("a") is bound
+    weak, strong = Symbol(1, "b", 1, 0, 1, WEAK, 1), Symbol(2, "b", 2, 0, 1, GLOBAL, 1)
+    assert _with_symbols(weak, strong).symbol("b") is strong            # the last bound one, as before
+    assert _with_symbols(Symbol(0, "", 0, 0, 0, 0, 0)).symbol("") is None
+    assert _with_symbols(first).symbol("missing") is None
+
+
+def test_relocation_records_are_the_rela_entries_of_loaded_sections():
+    obj = load_object(fixture("aarch64", "carveout_25"))
+    expected = []
+    for section in obj.sections:
+        if section.type == 4 and obj.sections[section.info].alloc:          # SHT_RELA against a loaded section
+            for offset, info, addend in struct.iter_unpack("<QQq", section.data):
+                expected.append(Relocation(section.info, offset, info & 0xFFFFFFFF, info >> 32, addend))
+    assert expected and obj.relocations == expected
+
+
+def test_records_given_directly_become_tables_in_order():
+    records = [Relocation(1, 0, 2, 1, -4), Relocation(1, 8, 1, 2, 0), Relocation(3, 0, 1, 1, 16), Relocation(1, 16, 4, 1, -4)]
+    obj = ObjectFile("t.o", "x86_64", "0" * 64, [], [], records)
+    assert [index for index, _ in obj.relocation_tables] == [1, 3, 1]
+    rebuilt = ObjectFile("t.o", "x86_64", "0" * 64, [], [], relocation_tables=obj.relocation_tables)
+    assert rebuilt.relocations == records
