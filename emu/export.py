@@ -10,7 +10,7 @@ from .errors import ObjectFormatError
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
-_KERNEL_SLOTS = re.compile(r"(?:^|(?<=\0))kernels_(kernel_[^\0]*)")
+_KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
 _NAME = itemgetter(1)
 
 
@@ -43,7 +43,7 @@ def describe_export(obj: ObjectFile) -> Export:
     symbols = obj.symbols
     functions = {name for _, name, _, _, kind, _, shndx in symbols if kind == STT_FUNC and shndx != SHN_UNDEF and name}
     # kernel slots, in the object's order: every name is NUL-free, so one search of the joined names finds them
-    slots = _KERNEL_SLOTS.findall("\0".join(map(_NAME, symbols)))
+    slots = _KERNEL_SLOTS.findall("\0" + "\0".join(map(_NAME, symbols)))
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:
