@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         RODATA_BASE, STUB_BASE, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
+                         PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import apply_relocations, got_types, relocate_in_bulk
@@ -70,6 +70,8 @@ class Image:
                 return f"{self._names[index]}+{address - self._starts[index]:#x}"
         if address == RETURN_SENTINEL:
             return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
+        if STUB_RETURN <= address < STUB_RETURN + PAGE:
+            return "stub return path"
         slot = (address - STUB_BASE) // STUB_SLOT
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"

@@ -8,6 +8,8 @@ turned into `Fault` records with the location, instruction and registers.
 from __future__ import annotations
 
 import time
+from struct import Struct
+from time import perf_counter as _clock
 from dataclasses import dataclass
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
@@ -19,14 +21,16 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
 from .arch.base import Architecture
 from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
-from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
-                         STUB_SIZE, STUB_SLOT, STUB_SLOTS)
+from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
+                         STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .trace import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
 DEFAULT_TIMEOUT_S = 5.0
 WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
+
+_PACK_U64 = Struct("<Q").pack_into
 
 _ACCESS_KIND = {
     UC_MEM_READ_UNMAPPED: "unmapped_read", UC_MEM_WRITE_UNMAPPED: "unmapped_write",
@@ -77,15 +81,20 @@ class Machine:
     def __init__(self, arch: Architecture):
         self.arch = arch
         self.uc = uc = arch.cpu.create()
+        cpu = arch.cpu
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
-        slot = arch.cpu.stub_code.ljust(STUB_SLOT, b"\0")
-        uc.mem_write(STUB_BASE, slot * STUB_SLOTS)
+        uc.mem_write(STUB_BASE, b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
+                                         for slot in range(STUB_SLOTS)))
+        # the slots' shared return path, and the word it returns (written by set_stub_result)
+        self._stub_return = HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4)
+        self._stub_return.write(STUB_RETURN, cpu.stub_return_code(STUB_RETURN, STUB_RESULT))
         self.host = HostMemory(uc)
         self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
-        self._stub_plans: list = []                       # stub slot -> (symbol, plan or None) of the loaded image
+        self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
+        self._read_call = arch.convention.read_call
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
         self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension decoded there
@@ -264,19 +273,17 @@ class Machine:
         self.uc.emu_stop()
 
     def _on_stub(self, address: int) -> None:
-        image, dispatcher, uc = self.image, self.dispatcher, self.uc
-        slot, misaligned = divmod(address - STUB_BASE, STUB_SLOT)
-        if time.perf_counter() > self._deadline:
-            self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
+        entry = self._stub_plans.get(address)
+        dispatcher = self.dispatcher
+        if entry is None or dispatcher is None or _clock() > self._deadline:
+            self._on_unusual_stub(address)
             return
-        symbol = caller = "?"
+        symbol, plan = entry
+        uc = self.uc
+        caller = "?"
         try:
-            if image is None or dispatcher is None or slot >= len(self._stub_plans) or misaligned:
-                self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
-                return
-            symbol, plan = self._stub_plans[slot]
-            raw, return_address = self.arch.convention.read_call(uc, plan.arity if plan is not None else 0)
-            caller = image.locate(return_address)
+            raw, return_address = self._read_call(uc, plan.arity if plan is not None else 0, self.stack)
+            caller = self.image.locate(return_address)
             if plan is not None:
                 dispatcher.call(uc, symbol, raw, caller, plan)
             elif dispatcher.runtime.config.missing_symbols == "return_zero":
@@ -288,6 +295,17 @@ class Machine:
             self._stop(self._describe("stub_error", f"{caller} calls {symbol}: {error}", pc=address))
         except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
+
+    def _on_unusual_stub(self, address: int) -> None:
+        """Past the deadline, or execution in the stub window but not at a loaded image's stub."""
+        if _clock() > self._deadline:
+            self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
+        else:
+            self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
+
+    def set_stub_result(self, _uc, value: int) -> None:
+        """What the stub being answered returns: the shared return path loads it."""
+        _PACK_U64(self._stub_return.view, STUB_RESULT - STUB_RETURN, value & 0xFFFF_FFFF_FFFF_FFFF)
 
     def _on_bad_memory(self, uc, access, address, size, value, user_data) -> bool:
         self._memory_fault = (_ACCESS_KIND.get(access, "cpu_exception"), address)

@@ -14,6 +14,11 @@ STUB_SLOT = 16
 STUB_SLOTS = 0x1000
 STUB_SIZE = STUB_SLOT * STUB_SLOTS
 RETURN_SENTINEL = STUB_BASE
+# Every stub slot jumps to one shared return path just past the slots, which loads the
+# stub's result from STUB_RESULT into the result register and returns: the stub writes
+# its answer as plain memory instead of calling into Unicorn to set a register.
+STUB_RETURN = STUB_BASE + STUB_SIZE
+STUB_RESULT = STUB_RETURN + 0x800
 
 # The laid-out object: one fixed region per permission class, mapped once per emulator.
 # The regions end below 0x0400_0000, well inside CALL26 reach (+-128 MiB) of the stubs.

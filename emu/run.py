@@ -40,7 +40,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     machine = machine_for(arch)
     machine.load(image)
     runtime = CudaRuntime(config, export.kernels)
-    dispatcher = StubDispatcher(runtime, arch.convention.set_return)
+    dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)
     runs: list[EntryRun] = []

@@ -15,8 +15,9 @@ from unicorn import Uc, UcError
 
 from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
 from .fast_uc import mem_read, mem_write
+from .memory_map import stub_address
 from .structs import DECODERS
-from .trace import CallRecord, fast_model
+from .trace import CallRecord, model_factory
 
 _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "handle": "<Q"}
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
@@ -118,22 +119,25 @@ def symbol_plan(symbol: str) -> _Plan | None:
     return plan
 
 
-_SLOT_PLANS: dict[tuple[str, ...], list[tuple[str, _Plan | None]]] = {}
+_SLOT_PLANS: dict[tuple[str, ...], dict[int, tuple[str, _Plan | None]]] = {}
 _SLOT_PLANS_MAX = 256
 
 
-def slot_plans(stub_symbols: list[str]) -> list[tuple[str, _Plan | None]]:
-    """(symbol, plan or None) for each stub slot ('' for slot 0).
+def slot_plans(stub_symbols: list[str]) -> dict[int, tuple[str, _Plan | None]]:
+    """(symbol, plan or None) by the address of each stub slot but the sentinel's.
 
-    Exports of one DSL version import the same set of wrappers, so the list is kept per
-    set of names (bounded: object files may name anything).
+    Keyed by the exact slot address, so that one lookup both finds a call's plan and
+    tells a jump into the middle of a slot (no entry) from a call.  Exports of one DSL
+    version import the same set of wrappers, so the table is kept per set of names
+    (bounded: object files may name anything).
     """
     key = tuple(stub_symbols)
     plans = _SLOT_PLANS.get(key)
     if plans is None:
         if len(_SLOT_PLANS) >= _SLOT_PLANS_MAX:
             _SLOT_PLANS.clear()
-        plans = _SLOT_PLANS[key] = [(name, symbol_plan(name) if name else None) for name in key]
+        plans = _SLOT_PLANS[key] = {stub_address(slot): (name, symbol_plan(name))
+                                    for slot, name in enumerate(key) if slot}
     return plans
 
 
@@ -150,6 +154,9 @@ def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance, values
+
+
+_record = model_factory(CallRecord)     # a CallRecord from every one of its fields, unvalidated
 
 
 class StubDispatcher:
@@ -178,15 +185,14 @@ class StubDispatcher:
         written = self._write_outputs(uc, plan, call, outputs) if outputs else {}
         self.set_return(uc, ret)
         calls = self.calls
-        calls.append(fast_model(CallRecord, {
-            "index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
-            "ret": int(ret), "injected": injected is not None, "caller": caller}))
+        calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
+                              "ret": int(ret), "injected": injected is not None, "caller": caller}))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model, under the return_zero policy."""
         self.set_return(uc, 0)
-        self.calls.append(fast_model(CallRecord, dict(index=len(self.calls), entry=self.entry, symbol=symbol,
-                                                      args={}, outputs={}, ret=0, injected=False, caller=caller)))
+        self.calls.append(_record(dict(index=len(self.calls), entry=self.entry, symbol=symbol,
+                                       args={}, outputs={}, ret=0, injected=False, caller=caller)))
 
     def _injected(self, symbol: str) -> int | None:
         count = self.counts[symbol] = self.counts.get(symbol, 0) + 1

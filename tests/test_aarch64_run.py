@@ -69,13 +69,14 @@ CODE, STACK_TOP, SENTINEL = 0x1_0000, 0x9_0000, 0x2_0000
 ARGS_3_6_8_9 = struct.pack("<6I", 0xF94003E9, 0xF94007EA, 0xAA060060, 0xAA090000, 0xAA0A0000, 0xD65F03C0)
 # ldr q0, [x1]; str q0, [x2, #16]; ret
 COPY_Q = struct.pack("<3I", 0x3DC00020, 0x3D800440, 0xD65F03C0)
+RET = (0xD65F03C0).to_bytes(4, "little")
 
 
 def _emulator(code: bytes):
     uc = AARCH64.cpu.create()
     uc.mem_map(0, 0x10_0000, UC_PROT_ALL)
     uc.mem_write(CODE, code)
-    uc.mem_write(SENTINEL, AARCH64.cpu.stub_code)
+    uc.mem_write(SENTINEL, RET)
     return uc
 
 
@@ -111,4 +112,6 @@ def test_cpu_describes_itself_for_fault_reports():
     assert list(registers)[:31] == [f"x{n}" for n in range(31)] and {"sp", "pc", "nzcv"} <= set(registers)
     assert AARCH64.cpu.disassemble(COPY_Q, CODE) == "ldr q0, [x1]"
     assert AARCH64.cpu.disassemble(b"\xff\xff\xff\xff", CODE).startswith("(undecodable")
-    assert AARCH64.cpu.stub_code == bytes.fromhex("c0035fd6")
+    assert AARCH64.cpu.disassemble(AARCH64.cpu.stub_slot_code(0x100010, 0x110000), 0x100010) == "b #0x110000"
+    assert [AARCH64.cpu.disassemble(AARCH64.cpu.stub_return_code(0x110000, 0x110800)[i:], 0x110000 + i)
+            for i in (0, 4)] == ["ldr x0, #0x110800", "ret"]

@@ -9,7 +9,7 @@ from conftest import ROOT, fixture
 from emu import layout
 from emu.errors import ObjectFormatError, RelocationError
 from emu.layout import PERM_R, PERM_W, PERM_X, build_image
-from emu.memory_map import STUB_BASE, STUB_SLOT
+from emu.memory_map import STUB_BASE, STUB_RETURN, STUB_SLOT
 from emu.objfile import load_object
 
 
@@ -37,6 +37,7 @@ def test_locate_names_function_and_offset():
     image = build_image(load_object(fixture("x86_64", "carveout_25")))
     start = image.functions["carveout_25_cuda_load"]
     assert image.locate(start + 0x38) == "carveout_25_cuda_load+0x38"
+    assert image.locate(STUB_RETURN + 7) == "stub return path"
 
 
 ALL_OBJECTS = sorted(str(path) for path in (ROOT / "tests").rglob("*.o"))

@@ -41,8 +41,13 @@ class Cpu(Protocol):
     """Creating and describing the emulated processor."""
 
     name: str
-    stub_code: bytes          # the instruction every stub slot holds: a plain return
     page_size: int
+
+    def stub_slot_code(self, address: int, target: int) -> bytes:
+        """The one instruction a stub slot at `address` holds: a jump to `target`."""
+
+    def stub_return_code(self, address: int, result: int) -> bytes:
+        """The shared return path at `address`: load the 64-bit word at `result` as the result, then return."""
 
     def create(self) -> Uc:
         """A new emulator with whatever the loaders need enabled (FP/SIMD)."""

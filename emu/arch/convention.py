@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64
+from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
+_U64 = struct.Struct("<Q").unpack_from
 
 
 @dataclass(frozen=True)
@@ -32,18 +33,24 @@ class RegisterConvention:
         object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch
         object.__setattr__(self, "_exit_state", RegisterBatch((self.program_counter, self.return_reg)))
 
-    def read_call(self, uc: Uc, count: int) -> tuple[list[int], int]:
-        """The first `count` integer arguments and the return address, at function entry."""
+    def read_call(self, uc: Uc, count: int, stack: HostBacked | None = None) -> tuple[list[int], int]:
+        """The first `count` integer arguments and the return address, at function entry.
+
+        `stack`, the emulator's stack region, lets a return address on the stack be
+        read in place (the usual case), with no search of the mapped regions.
+        """
         values = self._entry_state.read(uc)
         regs = len(self.arg_regs)
         sp = values[regs]
-        stack = sp if self.link_register is not None else sp + 8
-        args = values[:min(count, regs)]
+        args = values[:count] if count <= regs else values[:regs]
         if count > regs:
             extra = count - regs
-            args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, stack, 8 * extra)))
+            first = sp if self.link_register is not None else sp + 8
+            args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, first, 8 * extra)))
         if self.link_register is not None:
             return args, values[regs + 1]
+        if stack is not None and stack.address <= sp <= stack.end - 8:
+            return args, _U64(stack.view, sp - stack.address)[0]
         return args, read_u64(uc, sp)
 
     def read_args(self, uc: Uc, count: int) -> list[int]:

@@ -15,12 +15,21 @@ from ...fast_uc import reg_read64
 REGISTERS = tuple((f"x{n}", getattr(arm64, f"UC_ARM64_REG_X{n}")) for n in range(31)) + (
     ("sp", arm64.UC_ARM64_REG_SP), ("pc", arm64.UC_ARM64_REG_PC), ("nzcv", arm64.UC_ARM64_REG_NZCV))
 CPACR_FPEN = 0b11 << 20
+RET = 0xD65F03C0          # ret (to x30)
 
 
 class Aarch64Cpu:
     name = "aarch64"
-    stub_code = (0xD65F03C0).to_bytes(4, "little")     # ret (to x30)
     page_size = 0x1000
+
+    @staticmethod
+    def stub_slot_code(address: int, target: int) -> bytes:
+        return (0x14000000 | ((target - address) >> 2 & 0x3FFFFFF)).to_bytes(4, "little")      # b target
+
+    @staticmethod
+    def stub_return_code(address: int, result: int) -> bytes:
+        load = 0x58000000 | ((result - address) >> 2 & 0x7FFFF) << 5                            # ldr x0, result
+        return load.to_bytes(4, "little") + RET.to_bytes(4, "little")
 
     def __init__(self) -> None:
         self._disassembler = None

@@ -13,8 +13,16 @@ REGISTERS = tuple((name, getattr(x86, f"UC_X86_REG_{name.upper()}")) for name in
 
 class X86_64Cpu:
     name = "x86_64"
-    stub_code = b"\xc3"          # ret
     page_size = 0x1000
+
+    @staticmethod
+    def stub_slot_code(address: int, target: int) -> bytes:
+        return b"\xe9" + (target - (address + 5)).to_bytes(4, "little", signed=True)        # jmp rel32
+
+    @staticmethod
+    def stub_return_code(address: int, result: int) -> bytes:
+        # mov rax, [rip + disp32]; ret
+        return b"\x48\x8b\x05" + (result - (address + 7)).to_bytes(4, "little", signed=True) + b"\xc3"
 
     def __init__(self) -> None:
         self._disassembler = None
