@@ -401,6 +401,19 @@ def test_vzeroupper_and_vzeroall_clear_zmm0_to_15(hexcode, keep_low):
         assert uc.reg_read(ZMM[i]) == want, f"zmm{i}"
 
 
+def test_vzeroupper_clears_what_the_unit_wrote_after_a_clean_one():
+    """vzeroupper skips reading the registers once they are known clean; a wide write makes them dirty again."""
+    code = bytes.fromhex("c5f877" "c5fc1003" "c5f877")      # vzeroupper; vmovups ymm0, [rbx]; vzeroupper
+    uc = machine(code, MEMBYTES)
+    uc.reg_write(ZMM[1], 7 << 130)                          # before any vzeroupper: unknown, so cleared too
+    unit = run(uc, code[:3])
+    assert uc.emu_vector_uppers == 0 and uc.reg_read(ZMM[1]) == 0
+    unit.execute(uc, CODE + 3)
+    assert uc.emu_vector_uppers == 1 and uc.reg_read(YMM[0]) >> 128 == M(16, 16)
+    unit.execute(uc, CODE + 7)
+    assert uc.reg_read(ZMM[0]) == M(0, 16) and uc.emu_vector_uppers == 0
+
+
 def test_only_the_loaded_objects_vector_sites_stay_hooked():
     """Unicorn walks every code hook for each hooked instruction (and for every instruction while
     the budget's counter runs): a process must not keep the sites of every object it has seen."""

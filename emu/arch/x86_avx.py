@@ -85,6 +85,8 @@ for _r64, _r32 in zip(_GPR64, _GPR32):
     _GPR[getattr(CX, f"X86_REG_{_r32}")] = (getattr(UX, f"UC_X86_REG_{_r32}"), _u64, 4)
 
 _ZMM = [getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(32)]
+_LOW16 = {reg: 1 << i for i, reg in enumerate(_ZMM[:16])}     # the registers vzeroupper and vzeroall clear -> bit
+_ALL16 = 0xFFFF
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 _BUF = ctypes.create_string_buffer(64)
@@ -184,7 +186,10 @@ def _write(uc: Uc, d: Decoded, op: tuple, value: int) -> None:
     """VEX/EVEX semantics: a register destination is zero-extended to the full zmm."""
     kind = op[0]
     if kind == "v":
-        _reg_write(uc, op[1], value & ((1 << (8 * op[2])) - 1))
+        value &= (1 << (8 * op[2])) - 1
+        if value >> 128 and op[1] in _LOW16:     # see _VectorFile.clear
+            uc.emu_vector_uppers = uc.__dict__.get("emu_vector_uppers", _ALL16) | _LOW16[op[1]]
+        _reg_write(uc, op[1], value)
     elif kind == "m":
         _store(uc, d, _ea(uc, op), op[5], value)
     elif kind == "g":
@@ -322,6 +327,12 @@ class _VectorFile:
     vzeroupper touches all sixteen registers; one C call per register made it the
     costliest instruction the unit carries out.  The registers land in one contiguous
     buffer, so checking and clearing their upper parts is plain bytes work.
+
+    Only this unit ever sets bits above 127 of zmm0-15 (Unicorn runs no AVX: its own SSE
+    instructions leave them alone), so an emulator carries `emu_vector_uppers`, a bit
+    per register that may hold such bits: set when a handler writes them, cleared here,
+    and all set on an emulator the unit has not cleared yet.  A vzeroupper after a
+    loader's one or two ymm moves then rewrites those registers alone.
     """
 
     def __init__(self) -> None:
@@ -333,6 +344,23 @@ class _VectorFile:
 
     def clear(self, uc: Uc, keep: int) -> None:
         """Zero every register from byte `keep` up (16: vzeroupper, 0: vzeroall)."""
+        dirty = uc.__dict__.get("emu_vector_uppers", _ALL16) if keep else _ALL16
+        if dirty == _ALL16 or c_reg_read is None:
+            self._clear(uc, keep)
+        else:
+            engine = uc._uch.value
+            for index in range(16):
+                if dirty >> index & 1:          # its bits 511:128 cleared in place in the register buffer
+                    status = c_reg_read(engine, _ZMM[index], _BUF_ADDRESS)
+                    if status:
+                        raise UcError(status)
+                    ctypes.memset(_BUF_ADDRESS + 16, 0, 48)
+                    status = c_reg_write(engine, _ZMM[index], _BUF_ADDRESS)
+                    if status:
+                        raise UcError(status)
+        uc.emu_vector_uppers = 0
+
+    def _clear(self, uc: Uc, keep: int) -> None:
         if c_reg_read_batch is None:
             for reg in _ZMM[:16]:
                 _reg_write(uc, reg, _reg_read(uc, reg, keep) if keep else 0)
