@@ -18,7 +18,7 @@ from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGIO
                          PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
-from .relocation import apply_relocations, got_types, relocate_in_bulk
+from .relocation import apply_relocations, got_types, relocate_in_bulk, types_used
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
@@ -89,7 +89,8 @@ def build_image(obj: ObjectFile) -> Image:
             else:
                 groups[PERM_R | PERM_X if flags & SHF_EXECINSTR else PERM_R].append(section)
 
-    got_symbols = _got_symbols(obj, arch.relocations)
+    kinds = types_used(obj.relocation_tables)
+    got_symbols = _got_symbols(obj, arch.relocations) if kinds & got_types(arch.relocations) else []
     section_base: dict[int, int] = {}       # section index -> address
     section_offset: dict[int, int] = {}     # section index -> offset in the packed image buffer
     segment_plan = []                       # (address, size, perms, buffer offset)
@@ -172,7 +173,7 @@ def build_image(obj: ObjectFile) -> Image:
     for index, base in section_base.items():
         bases[index], offsets[index] = base, section_offset[index]
     if not relocate_in_bulk(obj.relocation_tables, image, addresses, bases, offsets, section_limit,
-                                                 got_base, got_offsets, arch.relocations, arch.page):
+                                                 got_base, got_offsets, arch.relocations, arch.page, kinds):
         apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
                           arch.relocations, arch.page, 0)
 

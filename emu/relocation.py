@@ -161,7 +161,7 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
 
 def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresses: list, section_base: list,
                      section_offset: list, section_limit: list, got_base: int, got_offsets: dict[int, int],
-                     table: dict[int, Recipe], page: Callable[[int], int]) -> bool:
+                     table: dict[int, Recipe], page: Callable[[int], int], kinds: frozenset[int] | None = None) -> bool:
     """Patch `image` for every relocation in one generated loop; False if one needs `apply_relocations`.
 
     `tables` are an object's RELA tables, (patched section index, packed entries).  The
@@ -174,7 +174,7 @@ def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresse
     and raises the exact error for the first relocation at fault.  Re-applying is safe:
     formulas read only S, A, P, GOT and G, and fields overwrite their bits.
     """
-    kinds = frozenset().union(*[memoryview(entries).cast("I")[2::6] for _, entries in tables])   # r_type words
+    kinds = types_used(tables) if kinds is None else kinds
     key = (id(table), kinds)
     loop = _BULK.get(key)
     if loop is None or loop[0] is not table:
@@ -186,6 +186,11 @@ def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresse
     except Exception:     # noqa: BLE001 - every failure is diagnosed by the one-by-one loop
         return False
     return True
+
+
+def types_used(tables: list[tuple[int, bytes]]) -> frozenset[int]:
+    """The relocation types in an object's RELA tables (each entry's r_type word, read in C)."""
+    return frozenset().union(*[memoryview(entries).cast("I")[2::6] for _, entries in tables])
 
 
 _BULK: dict[tuple[int, frozenset], tuple[dict, Callable]] = {}

@@ -64,7 +64,7 @@ class _Plan:
         self.arity = len(self.params)
         self.fields_set = {name for name, _, _ in self.params}
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
-        self.decode = _compile_decoder(self.params)
+        self.decode = _compile_decoder(self.params, model, self.fields_set)
 
 
 # How each argument kind turns a raw 64-bit register or stack value into its JSON value;
@@ -78,19 +78,32 @@ _CONVERSIONS = {
 }
 
 
-def _compile_decoder(params: tuple[tuple[str, str, str | None], ...]):
+def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None,
+                     fields_set: set[str] | None = None):
     """`decode(raw, uc) -> {name: value}` for one model, as straight-line code.
 
     A stub call decodes its arguments on every call; one generated expression per
     argument (from emu's own models, never from an object file) costs a third of a
-    loop that tests each argument's kind.
+    loop that tests each argument's kind.  Given the model, decode returns
+    `(instance, values)` instead: the model instance for behaviours and the JSON-ready
+    arguments for the trace share the one dict (decoded values neither side changes),
+    and the instance is built without validation, its field set shared (call models
+    are frozen).
     """
     items = []
     for index, (name, kind, struct_name) in enumerate(params):
         template = _CONVERSIONS.get(kind, "{v}")
         items.append(f"{name!r}: " + template.format(v=f"raw[{index}]", name=name, struct=struct_name))
-    source = "def decode(raw, uc):\n    return {" + ", ".join(items) + "}\n"
-    namespace = {"read_c_string": read_c_string, "read_struct": _read_struct}
+    source = "def decode(raw, uc):\n    values = {" + ", ".join(items) + "}\n"
+    if model is None:
+        source += "    return values\n"
+    else:
+        source += ("    instance = new(model)\n    set_slot(instance, '__dict__', values)\n"
+                   "    set_slot(instance, '__pydantic_fields_set__', fields_set)\n"
+                   "    set_slot(instance, '__pydantic_extra__', None)\n    set_slot(instance, '__pydantic_private__', None)\n"
+                   "    return instance, values\n")
+    namespace = {"read_c_string": read_c_string, "read_struct": _read_struct, "model": model, "new": model.__new__ if model is not None else None,
+                 "set_slot": object.__setattr__, "fields_set": fields_set}
     exec(compile(source, f"<emu decoder {', '.join(n for n, _, _ in params)}>", "exec"), namespace)
     return namespace["decode"]
 
@@ -141,21 +154,6 @@ def slot_plans(stub_symbols: list[str]) -> dict[int, tuple[str, _Plan | None]]:
     return plans
 
 
-def _decode(plan: _Plan, raw: list[int], uc: Uc) -> tuple[CudaCall, dict]:
-    """The model instance (for behaviours) and the JSON-ready arguments (for the trace).
-
-    Both share one dict: arguments are decoded values that neither side changes.
-    """
-    model = plan.model
-    values = plan.decode(raw, uc)
-    instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", plan.fields_set)   # shared: call models are frozen
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance, values
-
-
 _record = model_factory(CallRecord)     # a CallRecord from every one of its fields, unvalidated
 
 
@@ -176,7 +174,7 @@ class StubDispatcher:
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention."""
         plan = plan or symbol_plan(symbol)
-        call, shown = _decode(plan, raw, uc)
+        call, shown = plan.decode(raw, uc)
         injected = self._injected(symbol) if self._injections else None
         if injected is not None:
             ret, outputs = injected, {}

@@ -335,4 +335,8 @@ def test_generated_decoders_convert_every_argument_kind():
     assert decode([0x7FFF_FFFF, 5, 1 << 62, 0, 0], None) == {"a": 0x7FFF_FFFF, "b": 5, "c": 1 << 62, "d": 0, "e": 0}
     for model in MODELS:                                   # every real model compiles and keeps its parameter order
         names = [p.name for p in model.params()]
-        assert list(_compile_decoder(tuple((p.name, "u64", None) for p in model.params()))(list(range(len(names))), None)) == names
+        params = tuple((p.name, "u64", None) for p in model.params())
+        assert list(_compile_decoder(params)(list(range(len(names))), None)) == names
+        instance, values = _compile_decoder(params, model, set(names))(list(range(len(names))), None)
+        assert type(instance) is model and instance.__dict__ is values and list(values) == names
+        assert [getattr(instance, name) for name in names] == list(range(len(names)))
