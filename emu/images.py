@@ -35,7 +35,7 @@ def load_image(path: str) -> tuple[Image, Export]:
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    raw = read_object_bytes(path)
+    raw = read_object_bytes(path, stat.st_size)
     sha256 = hashlib.sha256(raw).hexdigest()
     cached = image_store.load(sha256, path)
     if cached is None:

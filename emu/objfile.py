@@ -152,12 +152,17 @@ class ObjectFile:
         return f"symbol[{index}]"
 
 
-def read_object_bytes(path: str) -> bytes:
-    """The file's bytes, refusing unreadable paths and files too large to be a loader object."""
+def read_object_bytes(path: str, size: int | None = None) -> bytes:
+    """The file's bytes, refusing unreadable paths and files too large to be a loader object.
+
+    `size`, from a stat the caller made anyway, saves an fstat; a file whose size has
+    changed since is still read whole (the read loops until end of file).
+    """
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         try:
-            size = os.fstat(handle).st_size
+            if size is None:
+                size = os.fstat(handle).st_size
             # Ask for the file's size plus one (a read allocates what it asks for); only a
             # pipe, a file that changed size or a short read needs the loop to the bound.
             raw = os.read(handle, min(size, MAX_OBJECT_BYTES) + 1)
