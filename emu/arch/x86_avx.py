@@ -239,6 +239,86 @@ def _aligned_ea(uc: Uc, d: Decoded, op: tuple) -> int:
     return ea
 
 
+def _vector_move(d: Decoded) -> Callable[[Uc, Decoded], None] | None:
+    """A handler made for one decoded full-width move between a vector register and memory.
+
+    The loaders' ymm copies are most of the sites a run executes.  The generic path
+    turns the bytes into an integer and back and looks up the address registers on
+    every execution; this one keeps the bytes as bytes and reads the address registers
+    with a batch made once.  Same semantics, exceptions and checks as _mov/_mov_aligned.
+    """
+    if d.handler not in (_mov, _mov_aligned) or len(d.ops) != 2:
+        return None
+    dst, src = d.ops
+    aligned = d.handler is _mov_aligned
+    if dst[0] == "v" and src[0] == "m" and src[5] == dst[2]:
+        return _vector_load(dst[1], src, aligned)
+    if dst[0] == "m" and src[0] == "v" and dst[5] == src[2]:
+        return _vector_store(src[1], dst, aligned)
+    return None
+
+
+def _address_reader(op: tuple) -> Callable[[Uc], int]:
+    """ea(uc) for one memory operand, as _ea computes it."""
+    _, base, index, scale, disp, _ = op
+    if base and index:
+        batch = RegisterBatch((base, index))
+
+        def both(uc: Uc) -> int:
+            base_value, index_value = batch.read(uc)
+            return (disp + base_value + index_value * scale) & _M64
+        return both
+    if base:
+        return lambda uc: (disp + reg_read64(uc, base)) & _M64
+    return lambda uc: _ea(uc, op)
+
+
+def _vector_load(zmm: int, src: tuple, aligned: bool) -> Callable[[Uc, Decoded], None]:
+    address, n = _address_reader(src), src[5]
+    tail = bytes(64 - n)                           # VEX/EVEX zero the register above the loaded bytes
+    wide_bit = _LOW16.get(zmm, 0) if n > 16 else 0
+
+    def load(uc: Uc, d: Decoded) -> None:
+        ea = address(uc)
+        if aligned and ea % n:
+            raise MisalignedAccess(d.address, d.size, d.mnemonic, d.op_str, ea, n)
+        try:
+            data = mem_read(uc, ea, n)
+        except UcError as err:
+            raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
+        if wide_bit and data.count(0, 16) != n - 16:      # bits above 127 set: see _VectorFile.clear
+            uc.emu_vector_uppers = uc.__dict__.get("emu_vector_uppers", _ALL16) | wide_bit
+        if c_reg_write is None:
+            uc.reg_write(zmm, int.from_bytes(data, "little"))
+            return
+        _BUF.raw = data + tail
+        status = c_reg_write(uc._uch.value, zmm, _BUF_ADDRESS)
+        if status:
+            raise UcError(status)
+    return load
+
+
+def _vector_store(zmm: int, dst: tuple, aligned: bool) -> Callable[[Uc, Decoded], None]:
+    address, n = _address_reader(dst), dst[5]
+
+    def store(uc: Uc, d: Decoded) -> None:
+        if c_reg_read is None:
+            data = (uc.reg_read(zmm) & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
+        else:
+            status = c_reg_read(uc._uch.value, zmm, _BUF_ADDRESS)
+            if status:
+                raise UcError(status)
+            data = _BUF.raw[:n]
+        ea = address(uc)
+        if aligned and ea % n:
+            raise MisalignedAccess(d.address, d.size, d.mnemonic, d.op_str, ea, n)
+        try:
+            mem_write(uc, ea, data)
+        except UcError as err:
+            raise MemoryFault(d.address, d.size, d.mnemonic, d.op_str, ea, n, err) from None
+    return store
+
+
 def _mov_scalar(uc: Uc, d: Decoded) -> None:
     """vmovss/vmovsd: a load zero-extends, a store writes the element, reg-reg merges."""
     if len(d.ops) == 2:
@@ -469,7 +549,8 @@ def _decode(insn) -> Decoded:
         raise d.fail("EVEX masking, broadcast or rounding is not supported")
     if None in ops:
         raise d.fail("operand kind not supported")
-    return d
+    move = _vector_move(d)
+    return d if move is None else d._replace(handler=move)
 
 
 _ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
