@@ -737,4 +737,6 @@ class AvxUnit:
             self.last_error = err
             uc.emu_stop()
             return
+        # RIP gets a uc_reg_write of its own: in Unicorn 2.1.4 a uc_reg_write_batch that
+        # includes RIP, made inside a code hook, does not redirect execution (the site runs again).
         reg_write64(uc, _RIP, address + d.size)
