@@ -205,8 +205,6 @@ def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
     lines = ["for index, entries in tables:",
              "    base, start, limit = section_base[index], section_offset[index], section_limit[index]",
              "    for offset, kind, symbol, A in iter_unpack(entries):",
-             "        S = addresses[symbol]",
-             "        P = base + offset",
              "        at = start + offset"]
     branch = "if"
     names = {"_GiveUp": _GiveUp, "iter_unpack": struct.Struct("<QIIq").iter_unpack}
@@ -215,10 +213,14 @@ def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
             continue
         recipe = table[kind]
         lines.append(f"        {branch} kind == {kind}:")
-        lines.append(f"            if offset + {recipe.size} > limit: raise _GiveUp")
+        lines.append(f"            if offset + {recipe.size} > limit: raise _GiveUp")     # limit -1: not laid out
         uses = compile(recipe.formula, "<formula>", "eval").co_names
-        if "S" not in uses:          # None + ... fails by itself; a formula without S must still refuse S = None
-            lines.append("            if S is None: raise _GiveUp")
+        if "S" in uses:              # None + ... fails by itself; a formula without S must still refuse S = None
+            lines.append("            S = addresses[symbol]")
+        else:
+            lines.append("            if addresses[symbol] is None: raise _GiveUp")
+        if "P" in uses:
+            lines.append("            P = base + offset")   # base is None for a section that is not laid out
         if recipe.uses_got:
             lines.append("            G = got_offsets[symbol]")
         elif "G" in uses:
