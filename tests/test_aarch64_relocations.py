@@ -18,7 +18,7 @@ from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.aarch64.relocations import TABLE
 from emu.errors import RelocationError
 from emu.objfile import load_object
-from emu.relocation import Inputs, apply_relocations
+from emu.relocation import Inputs, apply_relocations, relocate_in_bulk
 
 DATA = Path(__file__).parent / "data" / "aarch64"
 EXPECTED = json.loads((DATA / "refs.expected.json").read_text())
@@ -52,6 +52,29 @@ def test_matches_gnu_ld(rel):
     original = section.data[rel.offset:rel.offset + recipe.size]
     patched = recipe.encode(original, recipe.calc(inputs))
     assert patched.hex() == linked[rel.offset:rel.offset + recipe.size].hex()
+
+
+def test_bulk_loop_matches_gnu_ld():
+    """The loader's generated loop (every type in one function) patches what ld wrote, field for field."""
+    patched = sorted({rel.section for rel in REFS.relocations})
+    offsets, image = {}, bytearray()
+    for index in patched:
+        offsets[index] = len(image)
+        image += REFS.sections[index].data
+    count = len(REFS.sections)
+    base, start, limit = [None] * count, [None] * count, [-1] * count
+    for index in patched:
+        name = REFS.sections[index].name
+        base[index], start[index], limit[index] = EXPECTED["sections"][name]["address"], offsets[index], REFS.sections[index].size
+    names = [symbol.name for symbol in REFS.symbols]
+    addresses = [EXPECTED["symbols"].get(name, 0) for name in names]
+    got_offsets = {index: EXPECTED["got_slots"][name] for index, name in enumerate(names) if name in EXPECTED["got_slots"]}
+    assert relocate_in_bulk(REFS.relocation_tables, image, addresses, base, start, limit, 0, got_offsets, TABLE, AARCH64.page)
+    for rel in REFS.relocations:
+        size = TABLE[rel.type].size
+        linked = bytes.fromhex(EXPECTED["sections"][REFS.section_name(rel.section)]["linked"])
+        at = offsets[rel.section] + rel.offset
+        assert image[at:at + size].hex() == linked[rel.offset:rel.offset + size].hex(), _case_id(rel)
 
 
 # -- out of range: range.o is `bl far_call; adrp x0, far_page; ldr x1, [x0, :lo12:odd_quad]; ret`
