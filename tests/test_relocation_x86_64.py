@@ -121,8 +121,7 @@ def test_real_object_got_base_and_got64_slots(tmp_path):
         if rel.section != text.index:
             continue
         field = struct.unpack_from("<q", data, rel.offset)[0]
-        if rel.type == 29:      # GOTPC64 at P: GOT - P + 9 where the lea is at P - 2 - 7 + 7...
-            lea_address = base + rel.offset - 2 - 7 + 7 - 7   # lea -7(%rip) ends where it starts + 7
+        if rel.type == 29:      # GOTPC64 at P: GOT + A - P (A = 9 reaches back to the lea -7(%rip) before it)
             assert field == image.got_base - (base + rel.offset) + rel.addend
         if rel.type == 27:      # GOT64: slot offset from GOT base; the slot holds the symbol's address
             slot = image.got_base + field
