@@ -81,10 +81,13 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
             record = json.load(handle)
         if record.get("format") != FORMAT or record.get("emu") != __version__ or record.get("sha256") != sha256:
             return None
+        tables = [(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]]
+        if any(len(entries) % 24 for _, entries in tables):
+            return None
         obj = ObjectFile(path=path, arch=record["arch"], sha256=sha256,
                          sections=[Section(*s[:8], base64.b64decode(s[8])) for s in record["sections"]],
                          symbols=[Symbol(*s) for s in record["symbols"]],
-                         relocation_tables=[(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]])
+                         relocation_tables=tables)
         image = Image(obj, [Segment(a, base64.b64decode(d), p) for a, d, p in record["segments"]],
                       record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
                       record["extras"])

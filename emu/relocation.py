@@ -175,6 +175,8 @@ def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresse
     formulas read only S, A, P, GOT and G, and fields overwrite their bits.
     """
     kinds = types_used(tables) if kinds is None else kinds
+    if not kinds <= table.keys():
+        return False          # a type emu lacks: the one-by-one loop names it (and no loop is compiled per junk type)
     key = (id(table), kinds)
     loop = _BULK.get(key)
     if loop is None or loop[0] is not table:

@@ -67,6 +67,16 @@ def test_unknown_type_is_an_error_not_a_warning():
     assert "unsupported relocation type 3" in str(error.value) and ".text+0x8" in str(error.value)
 
 
+def test_unknown_type_through_the_loader_compiles_no_loop():
+    """A type emu lacks is named by the one-by-one loop; hostile types do not fill the bulk loop cache."""
+    from emu import relocation
+    from emu.layout import build_image
+    before = len(relocation._BULK)
+    with pytest.raises(RelocationError, match=r"unsupported relocation type 3 at \.text\+0x8"):
+        build_image(_object(3, offset=8))
+    assert len(relocation._BULK) == before
+
+
 def test_relocation_past_section_end_is_an_error():
     with pytest.raises(RelocationError, match="past the end of the section"):
         _apply(_object(1, offset=12))                 # an 8-byte field at 12 of a 16-byte section
