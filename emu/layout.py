@@ -9,8 +9,8 @@ has a fixed region (see memory_map) so an emulator maps them once for every obje
 from __future__ import annotations
 
 import bisect
-from itertools import compress
 from dataclasses import dataclass, field
+from itertools import compress
 
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
@@ -173,7 +173,7 @@ def build_image(obj: ObjectFile) -> Image:
     for index, base in section_base.items():
         bases[index], offsets[index] = base, section_offset[index]
     if not relocate_in_bulk(obj.relocation_tables, image, addresses, bases, offsets, section_limit,
-                                                 got_base, got_offsets, arch.relocations, arch.page, kinds):
+                            got_base, got_offsets, arch.relocations, arch.page, kinds):
         apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
                           arch.relocations, arch.page, 0)
 

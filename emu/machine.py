@@ -8,9 +8,9 @@ turned into `Fault` records with the location, instruction and registers.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from struct import Struct
 from time import perf_counter as _clock
-from dataclasses import dataclass
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,

@@ -102,8 +102,8 @@ def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: typ
                    "    set_slot(instance, '__pydantic_fields_set__', fields_set)\n"
                    "    set_slot(instance, '__pydantic_extra__', None)\n    set_slot(instance, '__pydantic_private__', None)\n"
                    "    return instance, values\n")
-    namespace = {"read_c_string": read_c_string, "read_struct": _read_struct, "model": model, "new": model.__new__ if model is not None else None,
-                 "set_slot": object.__setattr__, "fields_set": fields_set}
+    namespace = {"read_c_string": read_c_string, "read_struct": _read_struct, "model": model,
+                 "new": model.__new__ if model is not None else None, "set_slot": object.__setattr__, "fields_set": fields_set}
     exec(compile(source, f"<emu decoder {', '.join(n for n, _, _ in params)}>", "exec"), namespace)
     return namespace["decode"]
 
