@@ -56,7 +56,7 @@ def cold_steps(path: str) -> dict[str, float]:
     if hasattr(cpu, "vector_sites"):
         image.extras["vector_sites"] = cpu.vector_sites(image)
     marks.append(("vector-site scan", clock()))
-    export = describe_export(obj)
+    export = describe_export(obj, image)
     marks.append(("export description", clock()))
     images._CACHE[key] = (image, export)
     run_object(path, entries=LOADERS)

@@ -5,9 +5,13 @@ import json
 import re
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from .errors import ObjectFormatError
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
+
+if TYPE_CHECKING:
+    from .layout import Image
 
 KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
@@ -39,11 +43,21 @@ _LOADER_ENTRIES = frozenset({"cuda_init", "cuda_load", "cuda_load_to_device",
                              "mlir_cuda_init", "mlir_cuda_load", "mlir_cuda_load_to_device"})
 
 
-def describe_export(obj: ObjectFile) -> Export:
-    symbols = obj.symbols
-    functions = {name for _, name, _, _, kind, _, shndx in symbols if kind == STT_FUNC and shndx != SHN_UNDEF and name}
-    # kernel slots, in the object's order: every name is NUL-free, so one search of the joined names finds them
-    slots = _KERNEL_SLOTS.findall("\0" + "\0".join(map(_NAME, symbols)))
+def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
+    """The export in `obj`; `image`, its laid-out form where there is one, already names its symbols.
+
+    With an image, the functions and kernel slots come from its maps of the defined
+    functions and data objects (the loader can only run what it laid out); without one
+    (inspect), from the symbol table.
+    """
+    if image is not None:
+        functions = image.functions.keys()
+        slots = [name[len("kernels_"):] for name in image.data_symbols if name.startswith(KERNEL_SLOT)]
+    else:
+        symbols = obj.symbols
+        functions = {name for _, name, _, _, kind, _, shndx in symbols if kind == STT_FUNC and shndx != SHN_UNDEF and name}
+        # kernel slots, in the object's order: every name is NUL-free, so one search of the joined names finds them
+        slots = _KERNEL_SLOTS.findall("\0" + "\0".join(map(_NAME, symbols)))
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:

@@ -44,7 +44,7 @@ def load_image(path: str) -> tuple[Image, Export]:
         cpu = architecture(obj.arch).cpu
         if hasattr(cpu, "vector_sites"):
             image.extras["vector_sites"] = cpu.vector_sites(image)
-        cached = (image, describe_export(obj))
+        cached = (image, describe_export(obj, image))
         image_store.save(*cached)
     _CACHE[key] = cached
     return cached

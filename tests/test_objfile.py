@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import struct
 
-from conftest import fixture
+import pytest
+from conftest import DSL480, fixture
 
 from emu.objfile import ObjectFile, Relocation, Section, Symbol, load_object
 
@@ -41,3 +42,12 @@ def test_records_given_directly_become_tables_in_order():
     assert [index for index, _ in obj.relocation_tables] == [1, 3, 1]
     rebuilt = ObjectFile("t.o", "x86_64", "0" * 64, [], [], relocation_tables=obj.relocation_tables)
     assert rebuilt.relocations == records
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in DSL480.rglob("*.o")), ids=lambda p: "/".join(p.split("/")[-2:]))
+def test_export_from_the_image_is_the_export_from_the_symbols(path):
+    """The loader describes an export from its laid-out image's symbol maps; inspect from the symbol table."""
+    from emu.export import describe_export
+    from emu.layout import build_image
+    obj = load_object(path)
+    assert describe_export(obj, build_image(obj)) == describe_export(obj)
