@@ -15,7 +15,8 @@ from itertools import compress
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up)
+                         PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up,
+                         stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import apply_relocations, got_types, relocate_in_bulk, types_used
@@ -139,7 +140,7 @@ def build_image(obj: ObjectFile) -> Image:
     if len(undefined) + 1 > STUB_SLOTS:
         raise ObjectFormatError(f"{len(undefined)} undefined symbols; emu provides at most {STUB_SLOTS - 1} stubs", path=obj.path)
     stub_symbols = [""] + sorted(undefined)
-    stub_of = {name: STUB_BASE + slot * STUB_SLOT for slot, name in enumerate(stub_symbols)}
+    stub_of = {name: stub_address(slot) for slot, name in enumerate(stub_symbols)}
     stub_of[GOT_SYMBOL], stub_of[""] = got_base, 0          # symbol 0 (no symbol) has S = 0
     addresses = [stub_of[S] if S.__class__ is str else S for S in addresses]
 

@@ -7,7 +7,6 @@ turned into `Fault` records with the location, instruction and registers.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from struct import Struct
 from time import perf_counter as _clock
@@ -218,7 +217,7 @@ class Machine:
         self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
         # Unicorn's own timeout starts a watchdog thread per emu_start (milliseconds each);
         # the instruction budget bounds loops instead, and the stub hook checks the clock.
-        self._deadline = time.perf_counter() + timeout_s
+        self._deadline = _clock() + timeout_s
         # A budget far above what the loaders need (a scenario may set any) could outrun the
         # timeout in a loop that calls no stub: only then pay for Unicorn's watchdog.
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
@@ -245,7 +244,7 @@ class Machine:
             return CallOutcome(None, self._fault)
         pc, value = self.arch.convention.exit_state(self.uc)
         if pc != RETURN_SENTINEL:
-            kind = "timeout" if time.perf_counter() >= self._deadline else "instruction_budget"
+            kind = "timeout" if _clock() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
             return CallOutcome(None, self._describe(kind, message, pc=pc))

@@ -1,10 +1,12 @@
-"""Relocations as data: a recipe per psABI type, and the one loop that applies them.
+"""Relocations as data: a recipe per psABI type, and the loops that apply them.
 
 Each architecture module provides a table `{number: Recipe}`.  A recipe holds its
 psABI formula as written in the spec ("S + A - P") and a field that says how the value
 is stored (a data word, or bits of an instruction) with its range check.  From the two,
-each recipe compiles one straight-line `apply` function, so relocating costs one Python
-call per relocation.  Anything the table lacks, or a value that does not fit, is a
+each recipe compiles a straight-line `apply` function, and `relocate_in_bulk` compiles
+one loop per set of types an object uses, with every formula and field inline.  The
+bulk loop gives up on anything unusual; `apply_relocations` then applies the recipes
+one by one, and anything the table lacks, or a value that does not fit, is a
 RelocationError naming the type, section, offset and symbol: never a warning.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from .errors import RelocationError
+from .objfile import RELA_ENTRY
 
 
 class Inputs(NamedTuple):
@@ -132,7 +135,6 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
 
     sections = obj.sections
     facts = _facts(table)
-    addresses: dict[int, int] = {}      # symbol index -> S, resolved once per symbol
     current = -1                        # relocations come grouped by section: its facts are looked up once
     limit = base = start = 0
     for rel in obj.relocations:
@@ -150,9 +152,7 @@ def apply_relocations(obj, image: bytearray, section_base: dict[int, int], secti
             base, start = section_base.get(index, 0), section_offset.get(index, 0)
         if offset + size > limit:
             raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches {size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
-        S = addresses.get(symbol)
-        if S is None:
-            S = addresses[symbol] = symbol_address(symbol)
+        S = symbol_address(symbol)
         try:
             apply(image, start + offset, S, addend, base + offset, got_base, got_slot(symbol) - got_base if uses_got else 0, page)
         except FieldOverflow as error:
@@ -209,7 +209,7 @@ def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
              "    for offset, kind, symbol, A in iter_unpack(entries):",
              "        at = start + offset"]
     branch = "if"
-    names = {"_GiveUp": _GiveUp, "iter_unpack": struct.Struct("<QIIq").iter_unpack}
+    names = {"_GiveUp": _GiveUp, "iter_unpack": RELA_ENTRY.iter_unpack}
     for kind in table:                       # the table's order: only the types this object uses
         if kind not in kinds:
             continue
@@ -222,7 +222,7 @@ def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
         else:
             lines.append("            if addresses[symbol] is None: raise _GiveUp")
         if "P" in uses:
-            lines.append("            P = base + offset")   # base is None for a section that is not laid out
+            lines.append("            P = base + offset")   # reached only past the limit check: the section is laid out
         if recipe.uses_got:
             lines.append("            G = got_offsets[symbol]")
         elif "G" in uses:

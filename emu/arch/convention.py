@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64
+from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64, unpack_u64
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
-_U64 = struct.Struct("<Q").unpack_from
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class RegisterConvention:
         if self.link_register is not None:
             return args, values[regs + 1]
         if stack is not None and stack.address <= sp <= stack.end - 8:
-            return args, _U64(stack.view, sp - stack.address)[0]
+            return args, unpack_u64(stack.view, sp - stack.address)[0]
         return args, read_u64(uc, sp)
 
     def read_args(self, uc: Uc, count: int) -> list[int]:

@@ -140,10 +140,7 @@ class Decoded(NamedTuple):
 def _ea(uc: Uc, op: tuple) -> int:
     _, base, index, scale, disp, _n = op
     if base and index:                     # both registers in one call
-        batch = _ADDRESS_BATCHES.get((base, index))
-        if batch is None:
-            batch = _ADDRESS_BATCHES[(base, index)] = RegisterBatch((base, index))
-        base_value, index_value = batch.read(uc)
+        base_value, index_value = _address_batch(base, index).read(uc)
         return (disp + base_value + index_value * scale) & _M64
     ea = disp
     if base:
@@ -154,6 +151,13 @@ def _ea(uc: Uc, op: tuple) -> int:
 
 
 _ADDRESS_BATCHES: dict[tuple[int, int], RegisterBatch] = {}   # (base, index) -> its batch read (at most 16 x 16)
+
+
+def _address_batch(base: int, index: int) -> RegisterBatch:
+    batch = _ADDRESS_BATCHES.get((base, index))
+    if batch is None:
+        batch = _ADDRESS_BATCHES[(base, index)] = RegisterBatch((base, index))
+    return batch
 _RIP = UX.UC_X86_REG_RIP
 
 
@@ -262,7 +266,7 @@ def _address_reader(op: tuple) -> Callable[[Uc], int]:
     """ea(uc) for one memory operand, as _ea computes it."""
     _, base, index, scale, disp, _ = op
     if base and index:
-        batch = RegisterBatch((base, index))
+        batch = _address_batch(base, index)
 
         def both(uc: Uc) -> int:
             base_value, index_value = batch.read(uc)
