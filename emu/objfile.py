@@ -307,8 +307,7 @@ def _names_at(table: bytes, offsets) -> list[str]:
     if None in found:
         for index, offset in enumerate(offsets):
             if found[index] is None:
-                end = text.find("\0", offset)
-                found[index] = text[offset:end] if end >= 0 else text[offset:]
+                found[index] = _string_at(table, offset)
     return found
 
 

@@ -51,3 +51,11 @@ def test_export_from_the_image_is_the_export_from_the_symbols(path):
     from emu.layout import build_image
     obj = load_object(path)
     assert describe_export(obj, build_image(obj)) == describe_export(obj)
+
+
+def test_names_at_reads_suffix_shared_and_out_of_range_offsets():
+    """Linkers share suffixes: a name may start inside another; past the table it is empty."""
+    from emu.objfile import _names_at
+    table = b"\0kernels_kernel_a\0b\0"
+    assert _names_at(table, [0, 1, 9, 16, 18, 40]) == ["", "kernels_kernel_a", "kernel_a", "a", "b", ""]
+    assert _names_at(b"\0caf\xc3\xa9\0", [1, 4]) == ["café", "é"]
