@@ -24,7 +24,7 @@ from emu.entries import EntrySpec
 from emu.run import run_object
 from stub_models import CATALOGUE
 
-FIXTURES = Path(__file__).parent / "fixtures" / "cutlass-dsl-4.8.0"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
 ALL_ENTRIES = [EntrySpec(name=name) for name in ("cuda_init", "cuda_load", "cuda_load_to_device", "mlir_cuda_init",
                                                  "mlir_cuda_load", "mlir_cuda_load_to_device", "module_load", "launch")]
 TWINS = sorted(path.stem for path in (FIXTURES / "aarch64").glob("*.o") if (FIXTURES / "x86_64" / path.name).exists())

@@ -18,7 +18,7 @@ from emu.cli import main
 from emu.errors import EXIT_BAD_INPUT
 from tests.fuzz import elf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from emu import args_spec
 from emu.args_spec import ArgSpec, ArgSpecError, ArgSpecParameter, decode_args_spec
 
-DATA = Path(__file__).parent / "data" / "args_spec"
+DATA = Path(__file__).parent.parent / "data" / "args_spec"
 SAMPLES = sorted(p.stem for p in DATA.glob("*.b64"))
 
 

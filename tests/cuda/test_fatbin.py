@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from emu.fatbin import ENTRY, FatbinEntry, FatbinError, FatbinInfo, elf_sm_arch, parse_fatbin
 
-DATA = Path(__file__).parent / "data" / "fatbin"
+DATA = Path(__file__).parent.parent / "data" / "fatbin"
 SM100_OPTIONS = "00020201000205050002030000020601"
 
 # name: (size, sm_arch, code_version, entry header size, payload size, flags, options, elf_sm_arch)

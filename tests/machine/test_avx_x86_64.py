@@ -18,7 +18,7 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
 from emu.arch.x86_avx import AvxUnit, MemoryFault, MisalignedAccess, UnsupportedInstruction, _is_vector_vex, _is_xmm_store
 
-DATA = json.loads((Path(__file__).parent / "data" / "avx" / "cases.json").read_text())
+DATA = json.loads((Path(__file__).parent.parent / "data" / "avx" / "cases.json").read_text())
 NATIVE = {c["name"]: c for c in DATA["native"]}
 ASM = {c["name"]: bytes.fromhex(c["code"]) for c in DATA["assembled"]}
 PTRS = DATA["ptr_registers"]
@@ -294,7 +294,7 @@ def test_host_native_objects_in_fixtures_are_supported():
     scan may also name bytes inside other instructions (a code hook there never fires);
     a linear sweep of the code tells which sites are real instruction starts.
     """
-    objects = [p for p in (Path(__file__).parent / "fixtures").rglob("*.o")
+    objects = [p for p in (Path(__file__).parent.parent / "fixtures").rglob("*.o")
                if p.read_bytes()[:4] == b"\x7fELF" and p.read_bytes()[18] == 62]
     unit, sweeper = AvxUnit(), Cs(CS_ARCH_X86, CS_MODE_64)
     checked = 0
@@ -321,7 +321,7 @@ def test_scan_verdicts_kept_per_form_change_no_site(monkeypatch):
     """The scan keeps capstone's verdict per instruction form: scanning every x86-64 fixture with
     the verdicts of all the others must name exactly the sites a scan from nothing names."""
     from emu.arch import x86_avx
-    objects = [p for p in (Path(__file__).parent / "fixtures").rglob("*.o")
+    objects = [p for p in (Path(__file__).parent.parent / "fixtures").rglob("*.o")
                if p.read_bytes()[:4] == b"\x7fELF" and p.read_bytes()[18] == 62]
     codes = []
     for path in objects:
@@ -423,7 +423,7 @@ def test_only_the_loaded_objects_vector_sites_stay_hooked():
     from emu.machine import machine_for
     from emu.run import run_object
 
-    fixtures = Path(__file__).parent / "fixtures" / "cutlass-dsl-4.8.0"
+    fixtures = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
     avx, portable = str(fixtures / "native" / "two_kernels_carveout_50.o"), str(fixtures / "x86_64" / "plain.o")
     entries = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
     sites = load_image(avx)[0].extras["vector_sites"]

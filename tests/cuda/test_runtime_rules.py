@@ -14,7 +14,7 @@ from emu.run import run_object
 from stub_models.enums import FuncAttribute
 from stub_models.runtime_api import CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetKernel
 
-FACTS = [json.loads(line) for line in (Path(__file__).parent / "data" / "facts" / "h200-probe.jsonl").read_text().splitlines() if line.strip()]
+FACTS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "facts" / "h200-probe.jsonl").read_text().splitlines() if line.strip()]
 SETTER_ROWS = [row for row in FACTS if "attr" in row and "value" in row]
 KERNEL = "kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0"
 

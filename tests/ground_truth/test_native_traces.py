@@ -27,7 +27,7 @@ import pytest
 from tests.native.ground_truth import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
     first_difference, native_events, run_emu, run_native, toolchain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SEED = ROOT / "tests" / "data" / "seed"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())["fixtures"]

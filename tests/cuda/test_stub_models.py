@@ -18,7 +18,7 @@ from stub_models import CATALOGUE, MODELS, CudaCall
 from stub_models import enums as E
 from stub_models.base import C
 
-WRAPPERS = Path(__file__).resolve().parent.parent / "stub_models" / "wrappers.txt"
+WRAPPERS = Path(__file__).resolve().parents[2] / "stub_models" / "wrappers.txt"
 MODEL_IDS = [m.symbol for m in MODELS]
 
 
@@ -318,7 +318,7 @@ def test_tensor_map_enums_match_cuda_bindings():
 
 
 def test_project_does_not_import_cuda_bindings():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for path in [*root.glob("stub_models/*.py"), *root.glob("emu/**/*.py")]:
         text = path.read_text()
         assert not re.search(r"^\s*(from|import)\s+cuda(\.bindings)?\b", text, re.M), path

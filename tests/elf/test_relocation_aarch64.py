@@ -20,7 +20,7 @@ from emu.errors import RelocationError
 from emu.objfile import load_object
 from emu.relocation import Inputs, apply_relocations, relocate_in_bulk
 
-DATA = Path(__file__).parent / "data" / "aarch64"
+DATA = Path(__file__).parent.parent / "data" / "aarch64"
 EXPECTED = json.loads((DATA / "refs.expected.json").read_text())
 REFS = load_object(DATA / "refs.o")
 SECTION_INDEX = {section.name: section.index for section in REFS.sections}
