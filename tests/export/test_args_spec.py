@@ -240,7 +240,7 @@ def test_every_truncation_of_a_real_sample_is_an_arg_spec_error():
             decode_args_spec(encode(REAL[:cut]))
 
 
-@settings(max_examples=400, deadline=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(SAMPLES), edits=st.lists(
     st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 1 << 16), st.integers(0, 255)),
     min_size=1, max_size=8))
@@ -258,16 +258,20 @@ def test_mutated_real_samples_only_raise_arg_spec_error(name, edits):
         spec = decode_args_spec(encode(bytes(data)))
     except ArgSpecError:
         return
-    assert isinstance(spec, ArgSpec)
+    # what a decoded spec promises, whatever the bytes were: the checks the decoder makes held
+    names = [p.name for p in spec.parameters]
+    assert len(names) == len(set(names)) and len(names) <= args_spec.MAX_PARAMETERS
+    assert {p.kind for p in spec.parameters} <= {kind.name for kind in inspect._ParameterKind}
+    if bytes(data) == raw_pickle(name):                # an edit that changed nothing decodes as the sample did
+        assert spec.model_dump() == json.loads((DATA / f"{name}.expected.json").read_text())
 
 
-@settings(max_examples=200, deadline=500)
+@settings(max_examples=200)
 @given(text=st.one_of(st.text(max_size=200), st.binary(max_size=200)))
 def test_arbitrary_text_only_raises_arg_spec_error(text):
-    try:
+    """Text that is not a base64 pickle of a Signature is refused with ArgSpecError, never decoded."""
+    with pytest.raises(ArgSpecError):
         decode_args_spec(text)
-    except ArgSpecError:
-        pass
 
 
 def test_absurd_parameter_count_is_rejected():
