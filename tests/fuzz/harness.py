@@ -228,7 +228,7 @@ _KEYS = ["description", "objects", "path", "expect", "entries", "runtime", "prof
          "device_attributes", "kernel_attributes", "library_handle", "first_kernel_handle", "errors", "symbol", "call",
          "error", "every", "missing_symbols", "budget", "timeout_s", "calls_in_order", "calls_any_order", "no_calls",
          "exact_calls", "symbols", "calls", "returns", "state", "kernel", "device", "attribute", "value", "fault",
-         "upstream_bug", "issue", "reason", "strict", "args", "outputs", "ret", "entry", "name", "cuda_load",
+         "upstream_bug", "issue", "reason", "fails", "strict", "args", "outputs", "ret", "entry", "name", "cuda_load",
          "cuda_load_to_device", "launch", "module_load", "*", "SHARED_SIZE_BYTES", "bogus"]
 
 
