@@ -1,7 +1,7 @@
 """Regenerate cases.json: AVX snippets, their bytes, and reference results from the real CPU.
 
 Command (needs gcc, objcopy and an AVX2 CPU; the tests need neither):
-    cd /work/main && /work/venv/bin/python tests/data/avx/make_cases.py
+    python tests/data/avx/make_cases.py
 
 Each native case is assembled twice with `gcc -c` (Intel syntax): alone, to get the bytes
 the emulator runs (`objcopy -O binary -j .text`), and inside a harness function that
@@ -194,7 +194,7 @@ def main() -> None:
             case["expected"] = expected
         assembled = [{"name": n, "asm": a, "code": snippet_bytes(a, tmp).hex()} for n, a in ASSEMBLED]
         gcc = run("gcc", "--version", cwd=tmp).splitlines()[0]
-    doc = {"command": "cd /work/main && /work/venv/bin/python tests/data/avx/make_cases.py",
+    doc = {"command": "python tests/data/avx/make_cases.py",
            "toolchain": gcc, "ptr_registers": PTRS, "native": native, "assembled": assembled}
     (HERE / "cases.json").write_text(json.dumps(doc, indent=1) + "\n")
 
