@@ -36,9 +36,61 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     settings.load_profile("xdist")
 
 
+# Tests whose assertion compares emu with something independent of emu, and what that is.  Tests may
+# also carry `@pytest.mark.oracle("...")` themselves; `.ci/oracle_share.py` counts both.
+NATIVE, LD, CPU, H200, NVIDIA = ("native run", "GNU ld", "real CPU", "H200 facts", "NVIDIA cuda-bindings")
+ORACLES = {
+    "tests/ground_truth/test_native_traces.py::test_x86_64_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_host_native_avx_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_aarch64_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_seed_record_loader_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_seed_scenario_matches_expected_output": NATIVE,
+    "tests/elf/test_relocation_aarch64.py::test_matches_gnu_ld": LD,
+    "tests/elf/test_relocation_aarch64.py::test_bulk_loop_matches_gnu_ld": LD,
+    "tests/machine/test_avx_x86_64.py::test_matches_cpu": CPU,
+    "tests/machine/test_avx_x86_64.py::test_matches_cpu_through_invalid_hook_only": CPU,
+    "tests/cuda/test_runtime_rules.py::test_setters_validate_like_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_absent_device_and_unknown_kernel": H200,
+    "tests/cuda/test_runtime_rules.py::test_state_after_module_load_matches_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_setting_carveout_afterwards_reads_back_like_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_device_profile_is_the_measured_h200": H200,
+    "tests/cuda/test_stub_models.py::test_device_attributes_cover_the_h200_probe": H200,
+    "tests/cuda/test_stub_models.py::test_device_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_function_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_launch_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_errors_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_small_enums_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_tensor_map_enums_match_cuda_bindings": NVIDIA,
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        against = ORACLES.get(item.nodeid.split("[", 1)[0])
+        if against is not None and item.get_closest_marker("oracle") is None:
+            item.add_marker(pytest.mark.oracle(against))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fail-on-skip", action="store_true",
+                     help="fail the run when any test skipped (CI: every oracle must run; -rs lists why each skipped)")
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "oracle: the assertion compares emu with something independent of emu "
-                                       "(a native run, GNU ld, the real CPU, H200 facts)")
+    config.addinivalue_line("markers", "oracle(against): the assertion compares emu with something independent of emu "
+                                       "(a native run, GNU ld, the real CPU, H200 facts, NVIDIA cuda-bindings)")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With --fail-on-skip, a run with skipped tests fails (under xdist this runs in the controller, which sees all)."""
+    if not session.config.getoption("--fail-on-skip") or hasattr(session.config, "workerinput"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped and session.exitstatus == 0:
+        reporter.write_line(f"--fail-on-skip: {skipped} test(s) skipped; each is an oracle that did not run (see -rs)",
+                            red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -28,7 +28,7 @@ def native_lines(entry: dict) -> list[dict]:
     return recorded_lines(json.loads((FIXTURES / entry["calls"]).read_text()))
 
 
-@pytest.mark.oracle
+@pytest.mark.oracle("native run")
 @pytest.mark.parametrize("entry", WITH_TRACE, ids=[e["path"] for e in WITH_TRACE])
 def test_emu_trace_equals_committed_native_trace(entry):
     native = native_lines(entry)

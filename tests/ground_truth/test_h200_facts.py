@@ -41,7 +41,7 @@ def _held(runtime: CudaRuntime, handle: int, row: dict) -> dict[str, int]:
     return {key: attributes[int(key)] for key in row if key.isdigit()}
 
 
-@pytest.mark.oracle
+@pytest.mark.oracle("H200 facts")
 def test_the_probe_sequence_gives_the_h200_result_codes_and_final_state():
     runtime = CudaRuntime(RuntimeConfig(device_count=_fact("device_count")["device_count"]), [KERNEL])
     handle = runtime.config.first_kernel_handle
@@ -65,7 +65,7 @@ def test_the_probe_sequence_gives_the_h200_result_codes_and_final_state():
     assert _held(runtime, handle, after) == {k: v for k, v in after.items() if k.isdigit()}
 
 
-@pytest.mark.oracle
+@pytest.mark.oracle("H200 facts")
 def test_the_seed_object_loads_and_launches_as_on_the_h200():
     """Kernel_Module_Load then the launch wrapper: every loader and the launch return what the H200 returned."""
     run = run_object(str(SEED), RuntimeConfig(device_count=_fact("device_count")["device_count"]),

@@ -39,7 +39,7 @@ def _setters_by_entry(lines: list[dict]) -> list[tuple[str, dict]]:
     return out
 
 
-@pytest.mark.oracle
+@pytest.mark.oracle("native run")
 @pytest.mark.parametrize("name", sorted(make_patched.PATCHES))
 def test_patched_object_applies_its_metadata_natively_and_emu_agrees(name, tmp_path):
     source, kernel_info = make_patched.PATCHES[name]
