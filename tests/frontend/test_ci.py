@@ -32,16 +32,13 @@ def _pytest(tmp_path, body: str, *options: str) -> subprocess.CompletedProcess:
 
 
 def test_fail_on_skip_fails_a_run_with_a_skip_and_names_it(tmp_path):
-    body = "import pytest\ndef test_ok(): pass\ndef test_skipped(): pytest.skip('no toolchain here')\n"
+    """One skip fails the run and is named; an expected failure is not a skip."""
+    body = ("import pytest\ndef test_ok(): pass\ndef test_skipped(): pytest.skip('no toolchain here')\n"
+            "@pytest.mark.xfail(strict=True)\ndef test_bug(): assert False\n")
     assert _pytest(tmp_path, body).returncode == 0
     result = _pytest(tmp_path, body, "--fail-on-skip", "-rs")
     assert result.returncode == 1, result.stdout
     assert "no toolchain here" in result.stdout and "--fail-on-skip: 1 test(s) skipped" in result.stdout
-
-
-def test_fail_on_skip_accepts_expected_failures(tmp_path):
-    body = "import pytest\n@pytest.mark.xfail(strict=True)\ndef test_bug(): assert False\n"
-    assert _pytest(tmp_path, body, "--fail-on-skip").returncode == 0
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the script requires an x86-64 machine")
@@ -58,3 +55,20 @@ def test_install_toolchains_fails_when_apt_cannot_install(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "install-toolchains: FAILED: " in result.stderr and "qemu-user" in result.stderr, result.stderr
+
+
+def test_the_suite_has_its_own_image_store_never_the_users():
+    """tests/conftest.py gave this process a private, temporary EMU_CACHE_DIR before emu stored anything."""
+    import tempfile
+    from pathlib import Path
+
+    from conftest import fixture
+
+    from emu import image_store
+    from emu.images import load_image
+    store = Path(os.environ["EMU_CACHE_DIR"])
+    assert store.is_relative_to(Path(tempfile.gettempdir())) and store.name.startswith(
+        f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+    assert not store.is_relative_to(Path.home() / ".cache")
+    load_image(fixture("x86_64", "plain"))
+    assert Path(image_store.store_dir()) == store and any((store / "images").glob("*.json"))
