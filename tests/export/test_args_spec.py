@@ -284,5 +284,30 @@ def test_duplicate_names_and_bad_kind_are_rejected():
     blob = pickle.dumps(inspect.Signature([inspect.Parameter("a", 1), inspect.Parameter("b", 1)]))
     with pytest.raises(ArgSpecError, match="repeats a parameter name"):
         decode_args_spec(encode(blob.replace(b"\x8c\x01b", b"\x8c\x01a")))
+    bad_kind = inspect.Signature([inspect.Parameter("a", 1)])
+    bad_kind.parameters["a"]._kind = 9          # pickled as the number 9 by every Python version
     with pytest.raises(ArgSpecError, match="kind is not an inspect._ParameterKind"):
-        decode_args_spec(encode(blob.replace(b"K\x01\x85", b"K\x09\x85")))
+        decode_args_spec(encode(pickle.dumps(bad_kind)))
+
+
+class _KindByName:
+    """Pickles as getattr(inspect._ParameterKind, NAME), the form Python 3.11.2 (Debian 12) writes."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self):
+        return getattr, (inspect._ParameterKind, self.name)
+
+
+def test_kind_pickled_by_name_decodes_and_is_never_looked_up():
+    sig = inspect.Signature([inspect.Parameter("a", 1), inspect.Parameter("b", 3)])
+    for param in sig.parameters.values():
+        param._kind = _KindByName(param.kind.name)
+    blob = pickle.dumps(sig)
+    assert b"getattr" in blob
+    assert [(p.name, p.kind) for p in decode_args_spec(encode(blob)).parameters] == [
+        ("a", "POSITIONAL_OR_KEYWORD"), ("b", "KEYWORD_ONLY")]
+    sig.parameters["a"]._kind = _KindByName("__class__")
+    with pytest.raises(ArgSpecError, match="kind is not an inspect._ParameterKind"):
+        decode_args_spec(encode(pickle.dumps(sig)))
