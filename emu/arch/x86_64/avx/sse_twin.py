@@ -1,0 +1,3 @@
+"""Placeholder."""
+def handler(insn, decoded):
+    raise decoded.fail()
