@@ -133,6 +133,31 @@ def permute_halves(vf: VectorFile, insn: Instruction) -> None:
     dst.write(vf, insn, out)
 
 
+def variable_shift(direction: str, esize: int) -> Handler:
+    """vpsllv/vpsrlv/vpsrav (AVX2): each element shifted by the count in the same element of src2.
+
+    A count of the element width or more gives 0, or the sign bit everywhere for vpsrav.
+    """
+    bits = 8 * esize
+    mask, sign = (1 << bits) - 1, 1 << (bits - 1)
+
+    def handler(vf: VectorFile, insn: Instruction) -> None:
+        dst, src1, src2 = insn.ops
+        values, counts, out = src1.read(vf, insn), src2.read(vf, insn), 0
+        for shift in range(0, 8 * dst.nbytes, bits):
+            value, count = (values >> shift) & mask, (counts >> shift) & mask
+            if direction == "left":
+                result = (value << count) & mask if count < bits else 0
+            elif direction == "right":
+                result = value >> count if count < bits else 0
+            else:
+                signed = value - (1 << bits) if value & sign else value
+                result = (signed >> min(count, bits - 1)) & mask
+            out |= result << shift
+        dst.write(vf, insn, out)
+    return handler
+
+
 def zero_upper(vf: VectorFile, insn: Instruction) -> None:
     vf.clear(16)
 
@@ -173,6 +198,9 @@ HANDLERS: dict[str, Handler] = {
     **{m: insert for m in INSERTS},
     **{m: extract for m in EXTRACTS},
     "vperm2f128": permute_halves, "vperm2i128": permute_halves,
+    "vpsllvd": variable_shift("left", 4), "vpsllvq": variable_shift("left", 8),
+    "vpsrlvd": variable_shift("right", 4), "vpsrlvq": variable_shift("right", 8),
+    "vpsravd": variable_shift("arithmetic", 4),
     "vzeroupper": zero_upper, "vzeroall": zero_all,
 }
 """Mnemonic -> handler, for the forms carried out in Python."""
