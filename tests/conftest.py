@@ -2,8 +2,9 @@
 
 Before anything imports emu, every pytest process (each xdist worker too) points `EMU_CACHE_DIR` at a
 temporary folder of its own, removed at exit, so no test reads or writes the user's `~/.cache/emu` and no
-test sees an entry another process stored.  The CuTe DSL builds of the matrix go to `EMU_DSL_CACHE_DIR`
-(default: `.emu-cache/dsl` in the repository, content-addressed; never the user's home).
+test sees an entry another process stored.  CuTe DSL builds (scenarios' `build:` blocks and the feature
+matrix) go to the suite's own content-keyed caches, `.emu-cache/builds` and `.emu-cache/dsl` in the
+repository (`EMU_BUILD_CACHE_DIR`, `EMU_DSL_CACHE_DIR`), whatever the environment says.
 
 Hypothesis profiles: `ci` (derandomized, no deadline, no example database: a run is a function of the
 code) is chosen with `--hypothesis-profile ci` (`.ci/run` does); under xdist the default profile drops
@@ -29,6 +30,11 @@ from hypothesis import settings
 _STORE = tempfile.mkdtemp(prefix=f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
 os.environ["EMU_CACHE_DIR"] = _STORE
 atexit.register(shutil.rmtree, _STORE, ignore_errors=True)
+# Exports built by scenarios (emu/build) and by the matrix (tests/fixtures/dsl_cache.py): the suite's own
+# content-keyed caches in the repository (git-ignored), shared by xdist workers, never a user's folder.
+_BUILDS = Path(__file__).resolve().parent.parent / ".emu-cache"
+os.environ["EMU_BUILD_CACHE_DIR"] = str(_BUILDS / "builds")
+os.environ["EMU_DSL_CACHE_DIR"] = str(_BUILDS / "dsl")
 
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True)
 settings.register_profile("xdist", deadline=None)

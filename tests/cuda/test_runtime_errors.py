@@ -6,7 +6,7 @@ from conftest import fixture
 
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
-from emu.trace import fast_model
+from emu.records import fast_model
 from stub_models import CATALOGUE
 from stub_models.enums import CudaError
 

@@ -18,7 +18,7 @@ from emu.cuda.config import RuntimeConfig
 from emu.cuda.runtime import BEHAVIOURS, CudaRuntime
 from emu.entries import EntrySpec
 from emu.run import run_object
-from emu.trace import fast_model
+from emu.records import fast_model
 from stub_models import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
