@@ -83,7 +83,7 @@ def _trace(args) -> int:
     from .cuda.config import RuntimeConfig
     from .entries import EntrySpec, loaders_for_devices
     from .render import show_run
-    from .run import run_object
+    from .run import run_object_partial
     from .cuda.profile import load_profile
 
     config = RuntimeConfig()
@@ -91,12 +91,18 @@ def _trace(args) -> int:
     config = RuntimeConfig(device_count=count)
     entries = loaders_for_devices(count)
     entries += [EntrySpec(name="launch")]
-    runs = [run_object(path, config, entries) for path in args.objects]
+    results = [run_object_partial(path, config, entries) for path in args.objects]   # a launch that cannot be built keeps the loaders' trace
+    runs = [run for run, _ in results]
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
     else:
         for run in runs:
             print("\n".join(show_run(run)))
+    stopped = [reason for _, reason in results if reason is not None]
+    for reason in stopped:
+        print(f"emu: error: {reason.render()}", file=sys.stderr)
+    if stopped:
+        return EXIT_BAD_INPUT if any(r.exit_code == EXIT_BAD_INPUT for r in stopped) else stopped[0].exit_code
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
 
 

@@ -7,14 +7,18 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from .entries import KINDS
 from .errors import ObjectFormatError
+from .generation import FORMATS, object_format, pickled_class
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 if TYPE_CHECKING:
     from .layout import Image
 
 KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
+KERNEL_SLOT_43 = "kernel_"        # 4.3 exports name the slot after the kernel itself
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
+_KERNEL_SLOTS_43 = re.compile("\0(kernel_[^\0]*)")
 _NAME = itemgetter(1)
 
 
@@ -27,20 +31,28 @@ class Export:
     launch_function: str | None           # the _mlir_ packed launch wrapper the header calls
     version: str | None
     function_name: str | None
+    format: str                           # the export format (emu.generation.FORMATS): how its loaders are called
+    format_evidence: list[str]            # what in the object says so
+    args_spec_class: str | None           # the class the args_spec pickle names (inspect.Signature / FullArgSpec)
 
     def entry_symbol(self, entry: str) -> str:
         """The function an entry runs: `<prefix>_cuda_load`, `_mlir_<prefix>_cuda_load`, the launch wrapper."""
         if entry == "launch":
             return self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_"
-        if entry not in _LOADER_ENTRIES:
+        symbol = KINDS[entry].symbol
+        if symbol is None:
             raise KeyError(entry)
-        if entry.startswith("mlir_"):
-            return f"_mlir_{self.prefix}_{entry[len('mlir_'):]}"
-        return f"{self.prefix}_{entry}"
+        return symbol.format(prefix=self.prefix)
 
+    @property
+    def library_by_value(self) -> bool:
+        """Whether cuda_load / cuda_load_to_device take the library handle itself (4.3), not a pointer to it."""
+        return FORMATS[self.format].library_by_value
 
-_LOADER_ENTRIES = frozenset({"cuda_init", "cuda_load", "cuda_load_to_device",
-                             "mlir_cuda_init", "mlir_cuda_load", "mlir_cuda_load_to_device"})
+    @property
+    def header_wrapper(self) -> str:
+        """The launch wrapper the export's header defines: `<prefix>_wrapper` (4.3), `cute_dsl_<prefix>_wrapper`."""
+        return FORMATS[self.format].wrapper.format(prefix=self.prefix)
 
 
 def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
@@ -53,11 +65,14 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
     if image is not None:
         functions = image.functions.keys()
         slots = [name[len("kernels_"):] for name in image.data_symbols if name.startswith(KERNEL_SLOT)]
+        slots_43 = [] if slots else [name for name in image.data_symbols if name.startswith(KERNEL_SLOT_43)]
     else:
         symbols = obj.symbols
         functions = {name for _, name, _, _, kind, _, shndx in symbols if kind == STT_FUNC and shndx != SHN_UNDEF and name}
         # kernel slots, in the object's order: every name is NUL-free, so one search of the joined names finds them
-        slots = _KERNEL_SLOTS.findall("\0" + "\0".join(map(_NAME, symbols)))
+        joined = "\0" + "\0".join(map(_NAME, symbols))
+        slots = _KERNEL_SLOTS.findall(joined)
+        slots_43 = [] if slots else _KERNEL_SLOTS_43.findall(joined)
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:
@@ -66,12 +81,19 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
         raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
     prefix = prefixes[0]
     info, error = _kernel_info(obj, prefix)
+    metadata = {name for name in (f"{prefix}_version", f"{prefix}_kernel_info", f"{prefix}_args_spec")
+                if (symbol := obj.symbol(name)) is not None and symbol.defined}
+    fmt, evidence = object_format(prefix, metadata, KERNEL_SLOT if slots else KERNEL_SLOT_43 if slots_43 else None)
+    if fmt == "4.3":
+        slots = slots_43
     kernels = list(dict.fromkeys(list(info) + slots))
     launch_prefix = f"_mlir_{prefix}__mlir_ciface_"
     launch = sorted(name for name in functions if name.startswith(launch_prefix))
+    args_spec = obj.c_string(f"{prefix}_args_spec") if f"{prefix}_args_spec" in metadata else None
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
-                  version=obj.c_string(f"{prefix}_version"), function_name=obj.c_string(f"{prefix}_function_name"))
+                  version=obj.c_string(f"{prefix}_version"), function_name=obj.c_string(f"{prefix}_function_name"),
+                  format=fmt, format_evidence=evidence, args_spec_class=pickled_class(args_spec))
 
 
 def _kernel_info(obj: ObjectFile, prefix: str) -> tuple[dict[str, dict[int, int]], str | None]:
