@@ -182,3 +182,9 @@ def _range_text(low: str, high: str | None) -> str:
     if _key(low) > _key(high):
         return f"no nvidia-cutlass-dsl release emu knows (the evidence contradicts itself: {low} or later, {high} or earlier)"
     return f"nvidia-cutlass-dsl {low} to {high}"
+
+
+def without_kernel_info(prefix: str) -> str:
+    """What `check` can say about an export without `<prefix>_kernel_info` (every 4.3 export)."""
+    return (f"no {prefix}_kernel_info in the object (4.3-format exports, from nvidia-cutlass-dsl 4.3.x, carry none): "
+            "which attributes each kernel needs cannot be checked; checked: only what each loader returned")
