@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .entries import KINDS
 from .errors import ObjectFormatError
-from .generation import FORMATS, object_format, pickled_class
+from .generation import FORMATS, METADATA_SYMBOLS
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ class Export:
     version: str | None
     function_name: str | None
     format: str                           # the export format (emu.generation.FORMATS): how its loaders are called
-    format_evidence: list[str]            # what in the object says so
-    args_spec_class: str | None           # the class the args_spec pickle names (inspect.Signature / FullArgSpec)
 
     def entry_symbol(self, entry: str) -> str:
         """The function an entry runs: `<prefix>_cuda_load`, `_mlir_<prefix>_cuda_load`, the launch wrapper."""
@@ -81,19 +79,23 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
         raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
     prefix = prefixes[0]
     info, error = _kernel_info(obj, prefix)
-    metadata = {name for name in (f"{prefix}_version", f"{prefix}_kernel_info", f"{prefix}_args_spec")
-                if (symbol := obj.symbol(name)) is not None and symbol.defined}
-    fmt, evidence = object_format(prefix, metadata, KERNEL_SLOT if slots else KERNEL_SLOT_43 if slots_43 else None)
+    version = obj.c_string(f"{prefix}_version")
+    # 4.3 (emu.generation): kernel_* slots and none of the metadata symbols 4.4 introduced
+    fmt = "4.3" if (not slots and slots_43 and version is None and not metadata_symbols(obj, prefix)) else "4.4+"
     if fmt == "4.3":
         slots = slots_43
     kernels = list(dict.fromkeys(list(info) + slots))
     launch_prefix = f"_mlir_{prefix}__mlir_ciface_"
     launch = sorted(name for name in functions if name.startswith(launch_prefix))
-    args_spec = obj.c_string(f"{prefix}_args_spec") if f"{prefix}_args_spec" in metadata else None
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
-                  version=obj.c_string(f"{prefix}_version"), function_name=obj.c_string(f"{prefix}_function_name"),
-                  format=fmt, format_evidence=evidence, args_spec_class=pickled_class(args_spec))
+                  version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt)
+
+
+def metadata_symbols(obj: ObjectFile, prefix: str) -> list[str]:
+    """The metadata symbols (`<prefix>_version`, `_kernel_info`, `_args_spec`) the object defines."""
+    return [name for name in (f"{prefix}_{suffix}" for suffix in METADATA_SYMBOLS)
+            if (symbol := obj.symbol(name)) is not None and symbol.defined]
 
 
 def _kernel_info(obj: ObjectFile, prefix: str) -> tuple[dict[str, dict[int, int]], str | None]:

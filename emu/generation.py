@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import pickletools
 import re
 from dataclasses import dataclass
 
 NEWEST_CHECKED = "4.8.1"
 _HEAD = 128            # base64 characters of args_spec read for its class: protocol, frame, module, name
 KNOWN_VERSIONS = ("1.1",)
+METADATA_SYMBOLS = ("version", "kernel_info", "args_spec")       # <prefix>_<name>: written from 4.4 on
 
 
 @dataclass(frozen=True)
@@ -69,49 +69,52 @@ class Generation:
         return f"exported by {self.releases} ({'; '.join(self.evidence)})"
 
 
-def object_format(prefix: str, defined: set[str], slot_style: str | None) -> tuple[str, list[str]]:
-    """The format and its evidence from the object's defined symbols and the naming of its kernel slots.
-
-    `slot_style`: "kernels_kernel_" or "kernel_" (the slots found), None when there is none.
-    """
-    metadata = [name for name in ("version", "kernel_info", "args_spec") if f"{prefix}_{name}" in defined]
-    if not metadata and slot_style == "kernel_":
-        return "4.3", [f"no {prefix}_version, {prefix}_kernel_info or {prefix}_args_spec", "kernel slots named kernel_*"]
-    evidence = [", ".join(f"{prefix}_{name}" for name in metadata) + " present"] if metadata else []
-    if slot_style == "kernels_kernel_":
+def object_evidence(export, obj) -> list[str]:
+    """What in the object decided its format (emu.export.describe_export decides it; this says why)."""
+    from .export import KERNEL_SLOT, metadata_symbols
+    prefix, present = export.prefix, metadata_symbols(obj, export.prefix)
+    if export.format == "4.3":
+        return [f"no {prefix}_version, {prefix}_kernel_info or {prefix}_args_spec", "kernel slots named kernel_*"]
+    evidence = [", ".join(present) + " present"] if present else []
+    if export.kernels and obj.symbol(KERNEL_SLOT[:-len("kernel_")] + export.kernels[0]) is not None:
         evidence.append("kernel slots named kernels_kernel_*")
     if not evidence:
         evidence.append("no metadata symbols and no kernel slots: the format cannot be told; run as 4.4 and later")
-    return "4.4+", evidence
+    return evidence
 
 
 def pickled_class(args_spec_text: str | None) -> str | None:
-    """`inspect.Signature` / `inspect.FullArgSpec`: the first class the args_spec pickle names (never unpickled)."""
+    """`inspect.Signature` / `inspect.FullArgSpec`: the `inspect` class the args_spec pickle names first.
+
+    Read from the pickle's first bytes as data (never unpickled): protocol 4's `SHORT_BINUNICODE
+    'inspect'` [MEMOIZE] `SHORT_BINUNICODE <name>`, or the `GLOBAL 'inspect <name>'` of older protocols.
+    """
     if not args_spec_text:
         return None
     try:
-        data = base64.b64decode(args_spec_text[:_HEAD], validate=False)   # the class is named in the first bytes
-        strings: list[str] = []
-        for opcode, arg, _ in pickletools.genops(data):
-            if opcode.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE"):
-                strings.append(arg)
-            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
-                return f"{strings[-2]}.{strings[-1]}"
-            elif opcode.name == "GLOBAL":
-                return str(arg).replace(" ", ".")
-    except (binascii.Error, ValueError, TypeError):     # a truncated or foreign pickle names nothing
+        data = base64.b64decode(args_spec_text[:_HEAD] + "=" * (-len(args_spec_text[:_HEAD]) % 4))
+    except (binascii.Error, ValueError):
         return None
-    return None
+    short = _SHORT_STRINGS.search(data)
+    if short is not None:
+        name = data[short.end():short.end() + short.group(1)[0]]
+        return "inspect." + name.decode("ascii", "replace")
+    long_form = _GLOBAL.search(data)
+    return f"inspect.{long_form.group(1).decode('ascii')}" if long_form else None
 
 
-def recognise(export, arch: str, header_text: str | None = None) -> Generation:
-    """The generation of `export` (an emu.export.Export of an `arch` object), narrowed by its header if any."""
-    evidence = list(export.format_evidence)
+_SHORT_STRINGS = re.compile(rb"\x8c\x07inspect\x94?\x8c(.)", re.S)
+_GLOBAL = re.compile(rb"cinspect\n(\w+)\n")
+
+
+def recognise(export, obj, header_text: str | None = None) -> Generation:
+    """The generation of `export` (the emu.export.Export of ObjectFile `obj`), narrowed by its header if any."""
+    evidence = object_evidence(export, obj)
     if export.format == "4.3":
         releases = "nvidia-cutlass-dsl 4.3.x"
         evidence.append("the 4.3 format, seen in 4.3.5; 4.2 and earlier cannot export, 4.4 changed it")
     else:
-        low, high = _range_from_object(export, arch, evidence)
+        low, high = _range_from_object(export, obj, evidence)
         releases = _range_text(*_narrow_by_header(export.prefix, header_text, low, high, evidence))
     if header_text is not None:
         header = header_format(export.prefix, header_text)
@@ -133,11 +136,11 @@ def header_format(prefix: str, text: str) -> str | None:
     return None
 
 
-def _range_from_object(export, arch: str, evidence: list[str]) -> tuple[str, str | None]:
+def _range_from_object(export, obj, evidence: list[str]) -> tuple[str, str | None]:
     if export.version is not None and export.version not in KNOWN_VERSIONS:
         evidence.append(f"{export.prefix}_version {export.version!r}, not the '1.1' of 4.4.2-{NEWEST_CHECKED}")
         return _after(NEWEST_CHECKED), None
-    pickled = export.args_spec_class
+    pickled = pickled_class(obj.c_string(f"{export.prefix}_args_spec"))
     low, high = "4.4.0", None
     if pickled == "inspect.FullArgSpec":
         evidence.append("args_spec pickles inspect.FullArgSpec (4.4.2 does; 4.5.0 and later pickle inspect.Signature)")
@@ -145,8 +148,8 @@ def _range_from_object(export, arch: str, evidence: list[str]) -> tuple[str, str
     elif pickled == "inspect.Signature":
         evidence.append("args_spec pickles inspect.Signature (4.5.0 and later)")
         low = "4.5.0"
-    if arch == "aarch64" or any(9 in attrs for attrs in export.kernel_info.values()):
-        evidence.append("AArch64 loaders" if arch == "aarch64" else "kernel_info asks for attribute 9 (carveout)")
+    if obj.arch == "aarch64" or any(9 in attrs for attrs in export.kernel_info.values()):
+        evidence.append("AArch64 loaders" if obj.arch == "aarch64" else "kernel_info asks for attribute 9 (carveout)")
         low = "4.6.0"
     return low, high
 

@@ -101,20 +101,20 @@ def inspect_object(path: str) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
-        generation=_generation(str(path), export, obj.arch),
+        generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=obj.c_string(f"{export.prefix}_kernel_info"), kernel_info_error=export.kernel_info_error,
         signature=signature, args_spec_error=spec_error, binary=_binary(obj), undefined=_undefined(obj))
 
 
-def _generation(path: str, export: Export, arch: str) -> Generation:
+def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
     header = os.path.splitext(path)[0] + ".h"
     try:
         with open(header, encoding="utf-8", errors="replace") as handle:
             text = handle.read(MAX_HEADER_CHARS)
     except OSError:
         header, text = None, None
-    found = recognise(export, arch, text)
+    found = recognise(export, obj, text)
     return Generation(exported_by=found.releases, format=found.format, evidence=list(found.evidence),
                       header=header, launch_wrapper=export.header_wrapper)
 
