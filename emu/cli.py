@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from .report import print_scenario
-    from .scenario.load import load_scenario
+    from .scenario.load import load_scenarios
     from .scenario.runner import run_scenario
 
-    loaded = [load_scenario(path) for path in args.scenarios]      # validate every file before running any
+    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
         print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
@@ -80,25 +80,23 @@ def _run(args) -> int:
 
 
 def _trace(args) -> int:
-    from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec, loaders_for_devices
+    from .api import trace
     from .render import show_run
-    from .run import run_object_partial
-    from .cuda.profile import load_profile
+    from .run import EntryNotRun
 
-    config = RuntimeConfig()
-    count = args.devices if args.devices is not None else load_profile(config.profile).device_count
-    config = RuntimeConfig(device_count=count)
-    entries = loaders_for_devices(count)
-    entries += [EntrySpec(name="launch")]
-    results = [run_object_partial(path, config, entries) for path in args.objects]   # a launch that cannot be built keeps the loaders' trace
-    runs = [run for run, _ in results]
+    runtime = {"device_count": args.devices} if args.devices is not None else None
+    runs, stopped = [], []
+    for path in args.objects:
+        try:
+            runs.append(trace(path, runtime=runtime))
+        except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
+            runs.append(reason.run)
+            stopped.append(reason)
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
     else:
         for run in runs:
             print("\n".join(show_run(run)))
-    stopped = [reason for _, reason in results if reason is not None]
     for reason in stopped:
         print(f"emu: error: {reason.render()}", file=sys.stderr)
     if stopped:

@@ -16,6 +16,7 @@ from stub_models import CATALOGUE
 from stub_models.enums import FuncAttribute, enum_label
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
+from .arch import NAMES
 from .entries import ENTRY_NAMES
 from .export import Export, describe_export
 from .generation import recognise
@@ -79,7 +80,7 @@ class Generation(Model):
 class InspectResult(Model):
     object: str = Field(description="path of the object file")
     sha256: str = Field(description="sha256 of the file")
-    arch: Literal["x86_64", "aarch64"] = Field(description="host architecture of the loaders")
+    arch: Literal[NAMES] = Field(description="host architecture of the loaders")
     prefix: str = Field(description="export prefix detected from the symbols")
     version: str | None = Field(description="<prefix>_version")
     generation: Generation = Field(description="which release wrote the export, and how its loaders are called")

@@ -85,18 +85,6 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     return result()
 
 
-def run_object_partial(path: str, config: RuntimeConfig | None = None, entries: list[EntrySpec] | None = None,
-                       **limits) -> tuple[ObjectRun, EntryNotRun | None]:
-    """run_object, except that an entry which cannot be built ends the run instead of hiding it.
-
-    Returns the run (up to that entry) and the reason it stopped early, or None.
-    """
-    try:
-        return run_object(path, config, entries, **limits), None
-    except EntryNotRun as stopped:
-        return stopped.run, stopped
-
-
 class EntryNotRun(BadInput):
     """An entry could not be started (e.g. the launch's arguments cannot be built); `run` holds what ran before it."""
 
