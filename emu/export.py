@@ -43,8 +43,11 @@ class Export:
         return symbol.format(prefix=self.prefix)
 
     @property
-    def library_by_value(self) -> bool:
-        """Whether cuda_load / cuda_load_to_device take the library handle itself (4.3), not a pointer to it."""
+    def library_by_value(self) -> bool | None:
+        """Whether cuda_load / cuda_load_to_device take the library handle itself (4.3), not a pointer to it.
+
+        None when the object does not say (emu.generation.FORMAT_UNKNOWN): those entries are refused.
+        """
         return FORMATS[self.format].library_by_value
 
     @property
@@ -74,14 +77,21 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
     prefixes = sorted(name[:-len("_cuda_init")] for name in functions
                       if name.endswith("_cuda_init") and not name.startswith("_mlir_") and f"{name[:-5]}_load" in functions)
     if not prefixes:
-        raise ObjectFormatError("no CuTe DSL export found: there is no function <prefix>_cuda_init with a matching <prefix>_cuda_load", path=obj.path)
+        raise ObjectFormatError("no CuTe DSL export found: there is no function <prefix>_cuda_init with a matching "
+                                "<prefix>_cuda_load (nvidia-cutlass-dsl exports them from 4.3 on; 4.2 and earlier cannot export)",
+                                path=obj.path)
     if len(prefixes) > 1:
         raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
     prefix = prefixes[0]
     info, error = _kernel_info(obj, prefix)
     version = obj.c_string(f"{prefix}_version")
     # 4.3 (emu.generation): kernel_* slots and none of the metadata symbols 4.4 introduced
-    fmt = "4.3" if (not slots and slots_43 and version is None and not metadata_symbols(obj, prefix)) else "4.4+"
+    if slots or version is not None:
+        fmt = "4.4+"
+    elif metadata_symbols(obj, prefix):
+        fmt = "4.4+"
+    else:
+        fmt = "4.3" if slots_43 else "unknown"
     if fmt == "4.3":
         slots = slots_43
     kernels = list(dict.fromkeys(list(info) + slots))

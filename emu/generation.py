@@ -38,19 +38,20 @@ class Format:
     """How the loaders of one export format are called."""
 
     name: str
-    library_by_value: bool        # cuda_load / cuda_load_to_device take the handle, not a pointer to the slot
-    module_load_loads: str        # the entry Kernel_Module_Load calls after init: "mlir_cuda_load" or per device
-    wrapper: str                  # the header's launch wrapper, for prefix P
+    library_by_value: bool | None  # cuda_load forms take the handle itself (4.3), a pointer to its slot; None: unknown
+    module_load_per_device: bool   # the header's module load: load_to_device per device (4.4+), or one cuda_load (4.3)
+    wrapper: str                   # the header's launch wrapper, for prefix P
     header_module_type: str
-    lacks: str
 
 
-FORMAT_43 = Format("4.3", True, "mlir_cuda_load", "{prefix}_wrapper", "{prefix}_Kernel_Metadata_t",
-                   "no kernel_info, args_spec or version symbols (nothing for `check` to compare), no carveout, "
-                   "no host target (loaders built for the compiling CPU), no cooperative launch")
-FORMAT_44 = Format("4.4+", False, "mlir_cuda_load_to_device", "cute_dsl_{prefix}_wrapper", "{prefix}_Kernel_Module_t",
-                   "")
-FORMATS = {f.name: f for f in (FORMAT_43, FORMAT_44)}
+FORMAT_43 = Format("4.3", True, False, "{prefix}_wrapper", "{prefix}_Kernel_Metadata_t")
+FORMAT_44 = Format("4.4+", False, True, "cute_dsl_{prefix}_wrapper", "{prefix}_Kernel_Module_t")
+# Neither the metadata symbols of 4.4 and later nor kernel slots: how the loaders take the library is not known.
+FORMAT_UNKNOWN = Format("unknown", None, True, "cute_dsl_{prefix}_wrapper", "{prefix}_Kernel_Module_t")
+FORMATS = {f.name: f for f in (FORMAT_43, FORMAT_44, FORMAT_UNKNOWN)}
+UNKNOWN_CONVENTION = ("cannot tell how {symbol} takes the library: the object has neither the metadata symbols "
+                      "of nvidia-cutlass-dsl 4.4 and later ({prefix}_version, _kernel_info, _args_spec: a pointer to "
+                      "the library slot) nor the kernel_* slots of 4.3 (the handle by value)")
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,6 @@ class Generation:
     format: str                   # a key of FORMATS
     releases: str                 # "nvidia-cutlass-dsl 4.3.x", "nvidia-cutlass-dsl 4.5.0 or later", ...
     evidence: tuple[str, ...]     # what was seen, one short clause each
-
-    @property
-    def call_format(self) -> Format:
-        return FORMATS[self.format]
 
     def statement(self) -> str:
         return f"exported by {self.releases} ({'; '.join(self.evidence)})"
@@ -78,8 +75,8 @@ def object_evidence(export, obj) -> list[str]:
     evidence = [", ".join(present) + " present"] if present else []
     if export.kernels and obj.symbol(KERNEL_SLOT[:-len("kernel_")] + export.kernels[0]) is not None:
         evidence.append("kernel slots named kernels_kernel_*")
-    if not evidence:
-        evidence.append("no metadata symbols and no kernel slots: the format cannot be told; run as 4.4 and later")
+    if export.format == "unknown":
+        evidence.append("no metadata symbols and no kernel slots: the format cannot be told")
     return evidence
 
 
@@ -113,6 +110,8 @@ def recognise(export, obj, header_text: str | None = None) -> Generation:
     if export.format == "4.3":
         releases = "nvidia-cutlass-dsl 4.3.x"
         evidence.append("the 4.3 format, seen in 4.3.5; 4.2 and earlier cannot export, 4.4 changed it")
+    elif export.format == "unknown":
+        releases = "an unknown nvidia-cutlass-dsl release (nvidia-cutlass-dsl 4.3.0 or later: 4.2 and earlier cannot export)"
     else:
         low, high = _range_from_object(export, obj, evidence)
         releases = _range_text(*_narrow_by_header(export.prefix, header_text, low, high, evidence))

@@ -69,8 +69,9 @@ class UndefinedSymbol(Model):
 class Generation(Model):
     exported_by: str = Field(description="the nvidia-cutlass-dsl releases the evidence allows, e.g. "
                              "'nvidia-cutlass-dsl 4.3.x' or 'nvidia-cutlass-dsl 4.5.0 or later (...)'")
-    format: Literal["4.3", "4.4+"] = Field(description="the export format, which decides how emu calls the loaders: "
-                                           "4.3 loaders take the library handle by value, 4.4+ a pointer to its slot")
+    format: Literal["4.3", "4.4+", "unknown"] = Field(
+        description="the export format, which decides how emu calls the loaders: 4.3 loaders take the library handle "
+        "by value, 4.4+ a pointer to its slot; unknown: the object does not say, and emu refuses the cuda_load forms")
     evidence: list[str] = Field(description="what in the object (and the header beside it, if any) says so")
     header: str | None = Field(description="the header read beside the object, if there is one")
     launch_wrapper: str = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
@@ -178,7 +179,8 @@ def show_inspect(result: InspectResult) -> list[str]:
              f"  exported by {result.generation.exported_by}",
              *[f"    {clause}" for clause in result.generation.evidence],
              f"  format {result.generation.format}: loaders take the library "
-             + ("handle by value" if result.generation.format == "4.3" else "by a pointer to its slot")
+             + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
+                                                                                  "in a way the object does not say")
              + f"; header wrapper {result.generation.launch_wrapper}",
              f"  version: {result.version}   function: {result.function_name}",
              "  entry points:"]

@@ -12,6 +12,7 @@ from .cuda.config import RuntimeConfig
 from .cuda.runtime import CudaRuntime
 from .entries import DEFAULT_ENTRIES, KINDS, EntrySpec
 from .errors import BadInput, EmuError, ObjectFormatError
+from .generation import FORMATS, UNKNOWN_CONVENTION
 from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
@@ -113,11 +114,13 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
     name, device = spec.name, spec.device or 0
     kind = KINDS[name]
     if name == "module_load":
-        return _module_load(call, session, runtime, dispatcher, export)
+        return _module_load(call, session, runtime, dispatcher, export, path)
     if name == "launch":
         from .launch import run_launch
         return run_launch(call, session, export, path)
     by_value = kind.loads and export.library_by_value
+    if kind.loads and by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol(name), prefix=export.prefix), path=path)
     shown = {"device": device} if kind.takes_device else {}
     if not kind.packed:
         library = _library_argument(session, by_value)
@@ -130,7 +133,7 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
     return call(name, [session.packed(*pointers, session.ret_slot)], shown, packed_ret=True)
 
 
-def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, export) -> bool:
+def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, export, path: str) -> bool:
     """The header's module load, as the export's generation writes it.
 
     4.4 and later (Kernel_Module_Load): init once, then load_to_device for every device.  The
@@ -141,9 +144,13 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
     (cuCtxGetDevice, cuLibraryEnumerateKernels, cuKernelSetAttribute of attribute 8) are C in the
     header, not in the object: emu does not run them.
     """
+    call_format = FORMATS[export.format]
+    if call_format.library_by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol("mlir_cuda_load_to_device"),
+                                                          prefix=export.prefix), path=path)
     if not call("mlir_cuda_init", [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True):
         return False
-    if export.format == "4.3":
+    if not call_format.module_load_per_device:
         if session.read_ret() != 0:
             return True
         return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,30 @@ def test_trace_of_a_43_object_with_its_header_passes_only_the_set_launch_attribu
     assert result.code == 0, result.err
     (launch,) = [c for c in result.json()[0]["calls"] if c["symbol"] == "_cudaLaunchKernelEx"]
     assert [(a["id"], a["value"]) for a in launch["args"]["config"]["attrs"]] == [(6, {"programmaticStreamSerializationAllowed": 1})]
+
+
+def _without_slot_names(tmp_path: Path) -> Path:
+    """A 4.3 object whose kernel slots are renamed `xernel_*` in its string table: nothing says its format."""
+    source = FIXTURES / "cutlass-dsl-4.3.5" / "native" / "plain.o"
+    data = bytearray(source.read_bytes())
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    symtab = next(i for i in range(shnum) if struct.unpack_from("<I", data, shoff + i * shentsize + 4)[0] == 2)
+    strtab, = struct.unpack_from("<I", data, shoff + symtab * shentsize + 40)       # the symbol table's sh_link
+    offset, size = struct.unpack_from("<QQ", data, shoff + strtab * shentsize + 24)
+    table = bytes(data[offset:offset + size]).replace(b"\0kernel_", b"\0xernel_")
+    data[offset:offset + size] = table
+    target = tmp_path / "plain.o"
+    target.write_bytes(bytes(data))
+    return target
+
+
+def test_an_object_that_does_not_say_its_format_has_its_loads_refused(tmp_path):
+    path = _without_slot_names(tmp_path)
+    generation = inspect_object(str(path)).generation
+    assert generation.format == "unknown" and "unknown nvidia-cutlass-dsl release" in generation.exported_by
+    result = run_cli("trace", str(path))
+    assert result.code == 2
+    assert "cuda_init -> 0 SUCCESS" in result.out and "cuda_load ->" not in result.out
+    assert "entry cuda_load was not run: cannot tell how plain_cuda_load takes the library" in result.err
+    assert "Traceback" not in result.err
