@@ -5,6 +5,7 @@ the library handle by value, later ones a pointer to its slot (emu.generation).
 """
 from __future__ import annotations
 
+import os
 import struct
 
 from .arch import architecture
@@ -80,7 +81,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         try:
             ok = _run_entry(spec, call, session, export, runtime, dispatcher, path)
         except EmuError as error:
-            raise EntryNotRun(spec.label(), error, _explained(error, export), result()) from None
+            raise EntryNotRun(spec.label(), error, _explained(error, export, spec.name, path), result()) from None
         if not ok:
             break
     return result()
@@ -96,11 +97,13 @@ class EntryNotRun(BadInput):
         super().__init__(f"entry {entry} was not run: {message.rstrip('.')}{ran}", path=cause.path)
 
 
-def _explained(error: EmuError, export) -> str:
+def _explained(error: EmuError, export, entry: str, path: str) -> str:
     """The cause, with what the export's generation lacks when that is why (4.3 exports have no args_spec)."""
-    if export.format == "4.3" and "args_spec" in error.message:
-        return (f"{error.message} (a 4.3 export, from nvidia-cutlass-dsl 4.3.x, has no {export.prefix}_args_spec: "
-                f"its header's {export.header_wrapper} is the only description of the launch arguments)")
+    header = os.path.splitext(path)[0] + ".h"
+    if export.format == "4.3" and entry == "launch" and not os.path.isfile(header):
+        return (f"{error.message.rstrip('.')} (a 4.3 export, from nvidia-cutlass-dsl 4.3.x, has no {export.prefix}_args_spec: "
+                f"its header's {export.header_wrapper}, {os.path.basename(header)}, is the only description of the "
+                "launch arguments)")
     return error.message
 
 
