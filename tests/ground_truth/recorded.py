@@ -3,8 +3,9 @@
 recorder.py's C harness links an export with recording stubs and prints one JSON line per call, entry
 and return.  `recorded_lines` turns a recorder run's lines into comparable form and `emu_lines` runs
 the same sequence in emu (2 devices, attribute 97 = 232448, every kernel's static shared memory 0;
-cuda_init, cuda_load, cuda_load_to_device(0), Kernel_Module_Load, the launch wrapper) and prints it the
-same way.  What the recorder printed that emu's trace cannot hold is left out, and only that: the fatbin
+cuda_init, cuda_load, cuda_load_to_device(0), then what the recorder's main does for the header's
+Kernel_Module_Load: _mlir_cuda_init and _mlir_cuda_load_to_device for devices 0 and 1; then the launch
+wrapper) and prints it the same way.  What the recorder printed that emu's trace cannot hold is left out, and only that: the fatbin
 magic read through `code` and the launch's first tensor data pointer.  Handles are compared by identity:
 the library each loader uses must be the one the last cudaLibraryLoadData returned, a kernel handle must
 name the kernel its cudaLibraryGetKernel looked up, and the launch's stream must be the harness's.
@@ -86,13 +87,12 @@ def emu_lines(path: Path) -> list[dict]:
     config = RuntimeConfig(device_count=2, current_device=0, device_attributes={97: OPTIN_SMEM},
                            kernel_attributes={"*": {1: 0}})
     entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device", device=0),
-               EntrySpec(name="module_load"), EntrySpec(name="launch")]
+               EntrySpec(name="mlir_cuda_init"), EntrySpec(name="mlir_cuda_load_to_device", device=0),
+               EntrySpec(name="mlir_cuda_load_to_device", device=1), EntrySpec(name="launch")]
     run = run_object(str(path), config, entries)
     lines, library, kernels = [], None, {}
     in_entries = {i for entry in run.entries for i in range(entry.first_call, entry.end_call)}
-    lines += [{"outside every entry": call.symbol} for i, call in enumerate(run.calls)
-              # the header's Kernel_Module_Load asks for the device count; the recorder's main loops itself
-              if i not in in_entries and call.symbol != "cudaGetDeviceCount"]
+    lines += [{"outside every entry": call.symbol} for i, call in enumerate(run.calls) if i not in in_entries]
     for entry in run.entries:
         lines.append({"entry": entry.entry})
         for call in run.calls[entry.first_call:entry.end_call]:
