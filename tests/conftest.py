@@ -51,6 +51,8 @@ ORACLES = {
     "tests/ground_truth/test_native_traces.py::test_aarch64_matches_native": NATIVE,
     "tests/ground_truth/test_native_traces.py::test_seed_record_loader_native": NATIVE,
     "tests/ground_truth/test_native_traces.py::test_seed_scenario_matches_expected_output": NATIVE,
+    "tests/versions/test_native_versions.py::test_43_with_header_matches_native": NATIVE,
+    "tests/versions/test_native_versions.py::test_object_alone_matches_native": NATIVE,
     "tests/elf/test_relocation_aarch64.py::test_matches_gnu_ld": LD,
     "tests/elf/test_relocation_aarch64.py::test_bulk_loop_matches_gnu_ld": LD,
     "tests/machine/test_avx_x86_64.py::test_matches_cpu": CPU,
