@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .cuda.config import RuntimeConfig
 from .cuda.profile import load_profile
@@ -22,6 +22,7 @@ from .entries import EntrySpec, loaders_for_devices
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
 from .inspect import attribute_name
+from .model import Model
 from .run import run_object
 from .trace import CallRecord, EntryRun, ObjectRun
 
@@ -29,10 +30,6 @@ from .trace import CallRecord, EntryRun, ObjectRun
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
 LOADERS = ("cuda_load", "cuda_load_to_device")
 EXIT_RANK = {EXIT_OK: 0, EXIT_EXPECTATION_FAILED: 1, EXIT_FAULT: 2, EXIT_BAD_INPUT: 3}
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class SetCall(Model):

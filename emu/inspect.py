@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from stub_models import CATALOGUE
 from stub_models.enums import FuncAttribute, enum_label
@@ -17,16 +17,13 @@ from stub_models.enums import FuncAttribute, enum_label
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
 from .export import Export, describe_export
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
+from .model import Model
 from .objfile import ObjectFile, load_object
 
 BINARY_SYMBOL = "kernels_binary"
 ENTRIES = ("cuda_init", "cuda_load", "cuda_load_to_device", "mlir_cuda_init", "mlir_cuda_load",
            "mlir_cuda_load_to_device", "launch")
 EMU_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}   # emu lays out the GOT itself
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class EntryPoint(Model):
