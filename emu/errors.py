@@ -41,9 +41,3 @@ class RelocationError(ObjectFormatError):
 
 class ScenarioError(BadInput):
     """The scenario file is unreadable or invalid; the message names file, line and field."""
-
-
-class EmulationFault(EmuError):
-    """The loader code did something a CPU would fault on, or ran past its budget (exit 3)."""
-
-    exit_code = EXIT_FAULT

@@ -136,20 +136,6 @@ class Recipe:
         return generated_function("apply", ("image", "at", *FORMULA_INPUTS), (f"value = {self.formula}", *self.field.lines),
                                   {**_FIELD_NAMES, **self.field.names}, f"relocation {self.name}")
 
-    @cached_property
-    def calc(self) -> Callable[[Inputs], int]:
-        """calc(inputs): the formula's value, for tests and tools."""
-        return generated_function("calc", ("inputs",), (f"{', '.join(FORMULA_INPUTS)} = inputs", f"return {self.formula}"),
-                                  {}, f"formula {self.name}")
-
-    def encode(self, old: bytes, value: int) -> bytes:
-        """The field's new bytes, given its old ones (for tests and tools; the loader patches in place)."""
-        patch = generated_function("patch", ("image", "at", "value"), self.field.lines, {**_FIELD_NAMES, **self.field.names},
-                                   f"field {self.name}")
-        buffer = bytearray(old)
-        patch(buffer, 0, value)
-        return bytes(buffer)
-
 
 @dataclass
 class RelocationPlan:
