@@ -20,6 +20,3 @@ def architecture(name: str) -> Architecture:
 
 
 _LOADED: dict[str, Architecture] = {}
-
-
-NAMES = ("x86_64", "aarch64")
