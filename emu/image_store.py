@@ -105,8 +105,8 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
     if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
         return None
     try:
-        with open(entry) as handle:
-            record = json.load(handle)
+        with open(entry, "rb") as handle:     # json reads the bytes: no text layer
+            record = json.loads(handle.read())
         if record.get("format") != FORMAT or record.get("sha256") != sha256:
             return None
         tables = [(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]]

@@ -4,8 +4,6 @@ Unknown fields are refused, so a typo in a consumer's JSON is an error, not a si
 default.  Validators and serializers are built on first use (`defer_build`): a run that
 never validates or dumps a record does not pay for building it.
 """
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict
 
 

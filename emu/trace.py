@@ -4,8 +4,6 @@ These models are emu's JSON contract (`python -m emu schema` prints their JSON S
 field names and meanings only ever grow.  Argument values are plain JSON: integers
 (handles and pointers too), decoded C strings, and decoded structs as objects.
 """
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field
