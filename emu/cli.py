@@ -70,7 +70,7 @@ def _run(args) -> int:
     loaded = [load_scenario(path) for path in args.scenarios]      # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
-        print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
+        _print_json({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]})
     else:
         for result in results:
             print_scenario(result, quiet=args.quiet)
@@ -93,11 +93,17 @@ def _trace(args) -> int:
     entries += [EntrySpec(name="launch")]
     runs = [run_object(path, config, entries) for path in args.objects]
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
+        _print_json([r.model_dump(mode="json") for r in runs])
     else:
         for run in runs:
             print("\n".join(show_run(run)))
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
+
+
+def _print_json(value) -> None:
+    """Print plain JSON data, indented: pydantic-core's encoder writes it several times faster than `json`'s."""
+    from pydantic_core import to_json
+    print(to_json(value, indent=1).decode())
 
 
 def _inspect(args) -> int:
