@@ -41,3 +41,11 @@ class RelocationError(ObjectFormatError):
 
 class ScenarioError(BadInput):
     """The scenario file is unreadable or invalid; the message names file, line and field."""
+
+
+class BuildError(BadInput):
+    """A scenario's kernel could not be exported with the installed nvidia-cutlass-dsl."""
+
+
+class DslNotInstalled(BuildError):
+    """A scenario builds its object, and nvidia-cutlass-dsl is not installed (pytest skips it)."""

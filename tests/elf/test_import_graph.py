@@ -1,9 +1,8 @@
 """emu's import graph has no cycle: each module can be read after the ones it imports.
 
 The graph is read from the source with `ast`: module-level imports (what Python runs
-at import time) and imports deferred into functions (a cycle there is still a tangle).
-The CUDA model's runtime/resources pair is left to the reshaping of emu/cuda (issue 14);
-the whole-graph check covers it at import time.
+at import time), then also imports deferred into functions (a cycle there is still a
+tangle).  Imports under TYPE_CHECKING never run and do not count.
 """
 from __future__ import annotations
 
@@ -30,15 +29,20 @@ def _graph(deferred: bool) -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         tree = ast.parse(path.read_text())
-        roots = [tree] if deferred else [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
-                                         and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))]
+        skipped = (ast.ClassDef,) if deferred else (ast.FunctionDef, ast.ClassDef)
+        roots = [node for node in tree.body if not isinstance(node, skipped)
+                 and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))]
+        if deferred:
+            roots += [sub for node in tree.body if isinstance(node, ast.ClassDef) for sub in node.body]
         edges = set()
         for node in (sub for root in roots for sub in ast.walk(root)):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") if node.level else node.module
-                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+                submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
+                # `from . import image_store` needs the submodule, not the rest of the package's __init__
+                targets = submodules if len(submodules) == len(node.names) else [base, *submodules]
             else:
                 continue
             for target in targets:
@@ -84,9 +88,8 @@ def test_no_import_cycle_at_import_time():
 
 def test_no_import_cycle_even_through_deferred_imports():
     graph = _graph(deferred=True)
-    outside_cuda = {name: {o for o in edges if not o.startswith("emu.cuda")} for name, edges in graph.items()
-                    if not name.startswith("emu.cuda")}
-    assert _cycles(outside_cuda) == []
+    assert {"emu.relocation", "emu.stubs", "emu.cuda.runtime"} <= graph.keys()
+    assert _cycles(graph) == []
 
 
 def test_the_check_sees_a_cycle():
