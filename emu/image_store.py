@@ -20,7 +20,6 @@ import base64
 import hashlib
 import json
 import os
-import tempfile
 
 from .export import Export
 from .layout import Image, Segment
@@ -90,6 +89,8 @@ def save(image: Image, export: Export) -> None:
         "got_base": image.got_base, "extras": image.extras,
         "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
     }
+    import tempfile     # only a run that stores pays for importing it
+
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")

@@ -15,7 +15,7 @@ from .model import Model
 TRACE_VERSION = 1
 
 
-# Kept for emu/run.py and tests/cuda until they import hotpath.build_record (the one implementation).
+# The name emu/run.py and tests/cuda use; hotpath.build_record is the one implementation.
 fast_model = build_record
 
 
