@@ -32,7 +32,29 @@ def generated_function(name: str, parameters: Iterable[str], body: Iterable[str]
     return namespace[name]
 
 
+_EVERY_FIELD: dict[type, set[str]] = {}
 _FACTORIES: dict[type, Callable[[dict[str, Any]], Any]] = {}
+
+
+def record_lines(target: str, values: str) -> tuple[str, ...]:
+    """Lines of generated code that set `target` to an unvalidated record of `values` (see `record_factory`).
+
+    For generated code that builds a record per call: inline, they save the call into
+    `make`.  They read the names `record_names(cls)` gives.
+    """
+    return (f"{target} = record_new(record_class)",
+            f"set_slot({target}, '__dict__', {values})",
+            f"set_slot({target}, '__pydantic_fields_set__', every_field)",
+            f"set_slot({target}, '__pydantic_extra__', None)",
+            f"set_slot({target}, '__pydantic_private__', None)")
+
+
+def record_names(cls: type[BaseModel]) -> dict[str, Any]:
+    """What `record_lines` read, for records of `cls`."""
+    every_field = _EVERY_FIELD.get(cls)
+    if every_field is None:
+        every_field = _EVERY_FIELD[cls] = set(cls.model_fields)
+    return {"record_class": cls, "record_new": cls.__new__, "set_slot": object.__setattr__, "every_field": every_field}
 
 
 def record_factory(cls: type[M]) -> Callable[[dict[str, Any]], M]:
@@ -44,16 +66,8 @@ def record_factory(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     """
     make = _FACTORIES.get(cls)
     if make is None:
-        every_field, new, set_slot = set(cls.model_fields), cls.__new__, object.__setattr__
-
-        def make(values: dict[str, Any]) -> M:
-            instance = new(cls)
-            set_slot(instance, "__dict__", values)
-            set_slot(instance, "__pydantic_fields_set__", every_field)
-            set_slot(instance, "__pydantic_extra__", None)
-            set_slot(instance, "__pydantic_private__", None)
-            return instance
-        _FACTORIES[cls] = make
+        make = _FACTORIES[cls] = generated_function("make", ("values",), (*record_lines("instance", "values"), "return instance"),
+                                                    record_names(cls), f"record {cls.__name__}")
     return make
 
 

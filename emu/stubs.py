@@ -15,7 +15,7 @@ from unicorn import Uc, UcError
 
 from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
 from .fast_uc import mem_read, mem_write
-from .hotpath import generated_function, record_factory
+from .hotpath import generated_function, record_factory, record_lines, record_names
 from .memory_map import stub_address
 from .records import CallRecord
 from .structs import DECODERS
@@ -85,17 +85,20 @@ def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: typ
     argument (see hotpath) costs a third of a loop that tests each argument's kind.
     Given the model, decode returns `(arguments, values)` instead: the model instance
     for behaviours and the JSON-ready values for the trace share the one dict (decoded
-    values neither side changes), and the instance is built without validation
-    (hotpath.record_factory: the values are the decoder's own, and call models are frozen).
+    values neither side changes), and the instance is built without validation, inline
+    (hotpath.record_lines: the values are the decoder's own, and call models are frozen).
     """
     items = []
     for index, (name, kind, struct_name) in enumerate(params):
         template = _CONVERSIONS.get(kind, "{v}")
         items.append(f"{name!r}: " + template.format(v=f"raw[{index}]", name=name, struct=struct_name))
-    body = ["values = {" + ", ".join(items) + "}",
-            "return values" if model is None else "return make(values), values"]
-    names = {"read_c_string": read_c_string, "read_struct": _read_struct,
-             "make": record_factory(model) if model is not None else None}
+    body = ["values = {" + ", ".join(items) + "}"]
+    names = {"read_c_string": read_c_string, "read_struct": _read_struct}
+    if model is None:
+        body.append("return values")
+    else:
+        body += [*record_lines("arguments", "values"), "return arguments, values"]
+        names.update(record_names(model))
     return generated_function("decode", ("raw", "uc"), body, names, f"decoder {', '.join(n for n, _, _ in params)}")
 
 
