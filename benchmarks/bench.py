@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -96,14 +97,30 @@ def process_env() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed_process(argv: list[str], repeat: int, cwd: str = ROOT) -> float:
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=process_env())   # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def timed_processes(commands: dict[str, tuple[list[str], str]], repeat: int) -> dict[str, float]:
+    """The median wall time of each command (argv, working folder), run in turn `repeat` times,
+    and as `<key>_cpu` the median CPU time (user + system) of the command and its children.
+
+    The commands alternate, so that a drift in this machine's speed over the minutes
+    touches every one of them alike and their ratios hold; CPU time does not count the
+    time a process waits for a core, which a machine shared with other work adds to
+    wall time.  Each runs once first (warm-up).
+    """
+    def once(argv: list[str], cwd: str) -> tuple[float, float]:
+        before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
         subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=process_env())
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+    for argv, cwd in commands.values():
+        once(argv, cwd)
+    times: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        for key, (argv, cwd) in commands.items():
+            wall, cpu = once(argv, cwd)
+            times.setdefault(key, []).append(wall)
+            times.setdefault(f"{key}_cpu", []).append(cpu)
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
 ONE_OBJECT_SCENARIO = """description: one object, every loader and the launch (benchmarks/bench.py)
@@ -119,9 +136,9 @@ def whole_process(repeat: int, folder: str) -> dict:
         handle.write(ONE_OBJECT_SCENARIO.format(object=json.dumps(ONE_OBJECT)))
     emu_argv = [sys.executable, "-m", "emu", "run", "--quiet", scenario]
     subprocess.run(emu_argv, cwd=ROOT, stdout=subprocess.DEVNULL, check=False, env=process_env())     # fills the image store
-    floors = [("interpreter_s", "pass"), ("import_floor_s", "import unicorn, yaml, pydantic; from pydantic import BaseModel")]
-    result = {key: timed_process([sys.executable, "-c", code], repeat) for key, code in floors}
-    result["emu_run_s"] = timed_process(emu_argv, repeat)
+    commands = {"interpreter_s": ([sys.executable, "-c", "pass"], ROOT),
+                "import_floor_s": ([sys.executable, "-c", "import unicorn, yaml, pydantic; from pydantic import BaseModel"], ROOT),
+                "emu_run_s": (emu_argv, ROOT)}
     cc = shutil.which("cc")
     if cc:
         sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -131,8 +148,8 @@ def whole_process(repeat: int, folder: str) -> dict:
             launch = launch_symbol(handle.read())
         with open(os.path.join(folder, "recorder.c"), "w") as handle:
             handle.write(harness_source(export.prefix, launch, export.kernels))
-        script = f"{cc} -O0 -w recorder.c {ONE_OBJECT} && ./a.out"
-        result["cc_link_run_s"] = timed_process(["sh", "-c", script], repeat, cwd=folder)
+        commands["cc_link_run_s"] = (["sh", "-c", f"{cc} -O0 -w recorder.c {ONE_OBJECT} && ./a.out"], folder)
+    result = timed_processes(commands, repeat)
     return result
 
 
@@ -145,7 +162,8 @@ def check_process(paths: list[str], repeat: int, folder: str) -> dict:
     for index, path in enumerate(paths):
         os.symlink(path, os.path.join(many, f"{index}.o"))
     argv = [sys.executable, "-m", "emu", "check"]
-    first, every = timed_process(argv + [one], repeat), timed_process(argv + [many], repeat)
+    times = timed_processes({"one": (argv + [one], ROOT), "every": (argv + [many], ROOT)}, repeat)
+    first, every = times["one"], times["every"]
     return {"objects": len(paths), "one_s": first, "all_s": every, "per_object_ms": (every - first) / (len(paths) - 1) * 1e3}
 
 
@@ -228,6 +246,8 @@ def report(f: dict) -> None:
         line("cc -O0 recorder.c object.o && ./a.out (same object)", f"{cc * 1e3:.1f} ms", "1.00x")
         for key, label in (("interpreter_s", "python -c pass"), ("import_floor_s", "python -c 'import unicorn, yaml, pydantic...'")):
             line(f"  floor: {label}", f"{w[key] * 1e3:.1f} ms", f"{w[key] / cc:.2f}x cc+run")
+        line("  CPU time: emu run / cc+run / import floor", f"{w['emu_run_s_cpu'] * 1e3:.0f} / {w['cc_link_run_s_cpu'] * 1e3:.0f} / "
+             f"{w['import_floor_s_cpu'] * 1e3:.0f} ms", f"{w['emu_run_s_cpu'] / w['cc_link_run_s_cpu']:.2f}x cc+run")
     line(f"python -m emu check DIR, per object past the first ({c['objects']})", f"{c['per_object_ms']:.3f} ms",
          f"{c['per_object_ms'] / TARGETS['check_per_object_ms']:.2f}x target 0.3 ms", verdict(c['per_object_ms'] <= TARGETS["check_per_object_ms"]))
     line("  python -m emu check DIR of one object", f"{c['one_s'] * 1e3:.1f} ms")
