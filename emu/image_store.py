@@ -29,7 +29,8 @@ FORMAT = 2     # 2: relocations stored as their packed RELA tables
 
 # The code whose output an entry stores, relative to the emu package: files, and
 # folders whose *.py files all count.
-CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py", "export.py", "image_store.py", "arch")
+CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py", "export.py", "generation.py",
+        "entries.py", "image_store.py", "arch")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
