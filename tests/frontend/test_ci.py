@@ -71,4 +71,4 @@ def test_the_suite_has_its_own_image_store_never_the_users():
         f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
     assert not store.is_relative_to(Path.home() / ".cache")
     load_image(fixture("x86_64", "plain"))
-    assert Path(image_store.store_dir()) == store and any((store / "images").glob("*.json"))
+    assert Path(image_store.store_dir()) == store and any((store / "images").rglob("*.json"))
