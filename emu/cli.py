@@ -101,14 +101,14 @@ def _trace(args) -> int:
 
 
 def _inspect(args) -> int:
-    from .inspect import inspect_object, show_inspect
+    from .inspection import inspect_object, show_inspect
     result = inspect_object(args.object)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
     return EXIT_OK
 
 
 def _check(args) -> int:
-    from .check import check_objects, find_objects, show_check, stderr_progress
+    from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
     result = check_objects(objects, args.devices, stderr_progress if directories else None)
     for obj in result.objects:

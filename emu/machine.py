@@ -23,7 +23,7 @@ from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
                          STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
-from .trace import Fault
+from .records import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
 DEFAULT_TIMEOUT_S = 5.0

@@ -5,7 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..images import load_image
 from ..run import run_object
-from ..trace import ObjectRun
+from ..records import ObjectRun
 from .expect import Checker, ExpectationResult
 from .load import LoadedScenario
 from .model import Expectations
