@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cubin_info import EIATTR, NvInfoError, nv_info_records, u32s
 from .fatbin import elf_sm_arch
+from .objfile import _lief_parse
 
 RESERVED_SMEM_PREFIX = ".nv.reservedSmem."     # symbols that mark the block's reserved window (sm_90 on)
 
@@ -74,22 +75,6 @@ def _virtual_version(image: bytes) -> int | None:
 
 
 _SYMBOL = struct.Struct("<IBBHQQ")     # Elf64_Sym: name, info, other, shndx, value, size
-_PARSER_CONFIG = None
-
-
-def _elf(image: bytes):
-    """LIEF's view of the headers and section table (symbols and relocations are read here, faster)."""
-    global _PARSER_CONFIG
-    import lief   # deferred: importing LIEF costs a quarter second
-    if _PARSER_CONFIG is None:
-        lief.logging.disable()
-        config = lief.ELF.ParserConfig()
-        config.parse_relocations = config.parse_dyn_symbols = config.parse_symtab_symbols = False
-        config.parse_symbol_versions = config.parse_notes = config.parse_overlay = False
-        _PARSER_CONFIG = config
-    return lief.ELF.parse(image, _PARSER_CONFIG)
-
-
 class _Section:
     __slots__ = ("name", "size", "information", "content")
 
@@ -114,7 +99,7 @@ def parse_cubin(image: bytes) -> CubinInfo:
     """The kernels of one ELF cubin (cached by content: a process sees the same cubins again)."""
     if not image.startswith(b"\x7fELF") or len(image) < 64 or image[4] != 2:
         raise CubinError("the cubin is not a 64-bit ELF image")
-    elf = _elf(image)
+    elf = _lief_parse(image)   # the object parser's LIEF setup: headers and sections only
     if elf is None:
         raise CubinError("LIEF cannot parse the cubin's ELF headers")
     sections: dict[str, _Section] = {}
@@ -122,8 +107,9 @@ def parse_cubin(image: bytes) -> CubinInfo:
         nobits = int(section.type) == 8
         start, size = section.file_offset, section.size
         if not nobits and start + size > len(image):
-            raise CubinError(f"section {section.name} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")
-        sections[section.name] = _Section(section.name, size, section.information,
+            raise CubinError(f"section {section.name!r} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")
+        name = section.name if isinstance(section.name, str) else bytes(section.name).decode("utf-8", "replace")
+        sections[name] = _Section(name, size, section.information,
                                           b"" if nobits else image[start:start + size])
     symbols = _symbol_names(sections.get(".symtab"), sections.get(".strtab"))
     index_by_name = {name: i for i, (name, _shndx) in enumerate(symbols)}

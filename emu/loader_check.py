@@ -91,7 +91,7 @@ def default_device_count() -> int:
     return load_profile(RuntimeConfig().profile).device_count
 
 
-def check_object(path: str, device_count: int | None = None) -> ObjectCheck:
+def check_object(path: str, device_count: int | None = None, profile: str = "h200") -> ObjectCheck:
     """Run the loaders of one object and compare them with its kernel_info; never raises EmuError."""
     count = default_device_count() if device_count is None else device_count
     try:
@@ -99,7 +99,7 @@ def check_object(path: str, device_count: int | None = None) -> ObjectCheck:
         if export.kernel_info_error:
             raise BadInput(export.kernel_info_error, path=str(path))
         entries = loaders_for_devices(count)
-        run = run_object(path, RuntimeConfig(device_count=count), entries)
+        run = run_object(path, RuntimeConfig(device_count=count, profile=profile), entries)
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
     loaders = loader_entries(run)
@@ -126,7 +126,7 @@ def loader_entries(run: ObjectRun) -> list[LoaderEntry]:
 
 def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> LoaderEntry:
     calls = run.calls[entry.first_call:entry.end_call]
-    device = entry.args.get("device", run.state.get("current_device", 0))
+    device = entry.args.get("device", run.state.current_device)
     for call in calls:
         if call.symbol == "_cudaGetDevice" and call.ret == 0:
             device = call.outputs.get("device", device)
@@ -165,12 +165,9 @@ def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, run:
 
 def state_value(run: ObjectRun, kernel: str, attribute: int, device: int) -> int | None:
     """The attribute of the kernel the loaders looked up, on `device`, after the run."""
-    handles = [h for h, name in kernel_handles(run.calls).items() if name == kernel]
-    name = attribute_name(attribute)
-    for record in run.state.get("kernels", []):
-        if record["handle"] in handles:
-            return record["devices"].get(str(device), {}).get(name)
-    return None
+    handles = {h for h, name in kernel_handles(run.calls).items() if name == kernel}
+    record = run.state.kernel_with_handle(handles)
+    return record.attribute(device, attribute) if record is not None else None
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:

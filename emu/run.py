@@ -5,6 +5,7 @@ import struct
 
 from .arch import architecture
 from .cuda.config import RuntimeConfig
+from .cuda.loading import library_image
 from .cuda.runtime import CudaRuntime
 from .entries import DEFAULT_ENTRIES, EntrySpec
 from .errors import ObjectFormatError
@@ -39,7 +40,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
     machine.load(image)
-    runtime = CudaRuntime(config, export.kernels)
+    runtime = CudaRuntime(config, export.kernels, library_image(image))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..cubin import CubinError, CubinInfo, CubinKernel, parse_cubin
+from ..cubin import CubinInfo, CubinKernel, parse_cubin
 from ..fatbin import FatbinEntry, FatbinError, entry_payload, parse_fatbin
 from .profile import PROFILES, DeviceProfile, load_profile
 
@@ -116,8 +116,7 @@ def load_verdict(binary: LibraryImage | None, profile: DeviceProfile) -> tuple[s
                                        f"PTX for {ptx[-1].sm_arch} would be JIT-compiled for sm_{capability}; "
                                        "its registers, memory sizes and limits are known only after compilation")}
     held = ", ".join(f"{e.sm_arch} ({'cubin' if e.kind == 'elf' else e.kind})" for e in binary.entries) or "nothing"
-    others = [name for name in PROFILES if name != profile.name
-              and any(runs_on(e, load_profile(name).compute_capability) for e in binary.entries)]
+    others = [name for name in profiles_running(binary) if name != profile.name]
     hint = f"; profile {' or '.join(others)} would run it (--profile / runtime.profile)" if others else \
         "; no profile emu has would run it"
     return (f"the GPU binary holds {held}, which a {profile.device_name} (sm_{capability}) cannot run: the driver "
@@ -131,10 +130,25 @@ def _cubin_facts(entry: FatbinEntry, payload: bytes | None) -> dict[str, KernelF
                                  "cannot decompress")}
     try:
         info: CubinInfo = parse_cubin(payload)
-    except CubinError as error:
+    except ValueError as error:          # CubinError, or a field no cubin of nvcc's would hold
         return {"*": KernelFacts(None, target.number, None, f"the {entry.sm_arch} cubin cannot be read: {error}")}
     ptx = info.virtual_version
     return {k.name: KernelFacts(k, info.binary_version, ptx,
                                 None if ptx is not None else "the cubin's ELF ABI does not record its PTX target")
             for k in info.kernels}
 
+
+
+def profiles_running(binary: LibraryImage | None) -> list[str]:
+    """The profiles (h200 first) whose devices run some image of this binary."""
+    if binary is None or binary.error is not None:
+        return list(PROFILES)
+    return [name for name in PROFILES
+            if any(runs_on(e, load_profile(name).compute_capability) for e in binary.entries)]
+
+
+def profile_for_object(path: str) -> str:
+    """The first profile that runs the object's GPU binary (h200 when it runs there or none does)."""
+    from ..images import load_image
+    image, _export = load_image(path)
+    return next(iter(profiles_running(library_image(image))), PROFILES[0])

@@ -43,6 +43,10 @@ class KernelState(_Snapshot):
                                "for the device: PTX to be JIT-compiled, or no GPU binary); their values are the "
                                "profile's defaults, not the device's answer")
 
+    def attribute(self, device: int, attribute: int) -> int | None:
+        """The attribute's value on `device`, or None where the kernel has none there."""
+        return self.devices.get(str(device), {}).get(_ATTRIBUTE_NAMES.get(int(attribute), ""))
+
 
 class LaunchRecord(_Snapshot):
     kernel: str = Field(description="the launched kernel's name")
@@ -68,8 +72,12 @@ class RuntimeSnapshot(_Snapshot):
     launches: list[LaunchRecord] = Field(default_factory=list, description="launches the runtime accepted")
     live: dict[str, list[str]] = Field(default_factory=dict, description="handles created and not destroyed, by kind")
 
-    def kernel_named(self, name: str) -> list[KernelState]:
-        return [k for k in self.kernels if k.name == name]
+    def kernels_matching(self, name: str) -> list[KernelState]:
+        """The kernels called `name` ('*': every kernel)."""
+        return [k for k in self.kernels if name in ("*", k.name)]
+
+    def kernel_with_handle(self, handles: set[int]) -> KernelState | None:
+        return next((k for k in self.kernels if k.handle in handles), None)
 
 
 @dataclass

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import BEHAVIOURS, CudaRuntime
+from emu.cuda.behaviours import BEHAVIOURS
+from emu.cuda.runtime import CudaRuntime
 from emu.records import fast_model
 from stub_models import CATALOGUE
 
@@ -29,7 +30,7 @@ def test_streams_events_allocations_get_distinct_handles_and_are_tracked(rt):
     handles = {call(rt, "_cudaStreamCreate", pStream=1)[1]["pStream"], call(rt, "_cudaEventCreate", event=1)[1]["event"],
                call(rt, "_cudaMalloc", devPtr=1, size=256)[1]["devPtr"], call(rt, "_cudaMallocHost", ptr=1, size=16)[1]["ptr"]}
     assert len(handles) == 4
-    live = rt.snapshot()["live"]
+    live = rt.snapshot().live
     assert set(live) == {"stream", "event", "device_memory", "host_memory"}
 
 
@@ -55,7 +56,7 @@ def test_plain_launch_is_recorded_and_validated(rt):
     kernel = rt.config.first_kernel_handle
     args = dict(func=kernel, gridDimX=4, gridDimY=1, gridDimZ=1, blockDimX=128, blockDimY=1, blockDimZ=1, args=0, sharedMem=0, stream=0)
     assert call(rt, "_cudaLaunchKernel", **args)[0] == 0
-    assert rt.launches[-1]["gridDim"] == [4, 1, 1] and rt.launches[-1]["kernel"] == "kernel_a"
+    assert rt.launches[-1].gridDim == [4, 1, 1] and rt.launches[-1].kernel == "kernel_a"
     assert call(rt, "_cudaLaunchKernel", **{**args, "blockDimX": 2048})[0] == 9      # too many threads per block
 
 
