@@ -8,8 +8,9 @@ values for a device). Read here with LIEF, from:
   symbol index; `.nv.info.<kernel>`: launch bounds, cluster shape, parameter size and more
   (records walked by emu/cubin_info.py);
 - section sizes: `.nv.shared.<kernel>` (static shared memory; from sm_90 on it starts with the
-  block's reserved window, marked by `.nv.reservedSmem.*` symbols), `.nv.constant<N>.<kernel>` (bank 0 holds
-  the parameters and driver values; the others are the kernel's own constants);
+  block's reserved window, marked by `.nv.reservedSmem.*` symbols), `.nv.constant0.<kernel>` (the
+  parameters and driver values), `.nv.constant<N>` without a kernel suffix (`.nv.constant3` on sm_90:
+  the module's `__constant__` data, which a real H200 reports as every kernel's CONST_SIZE_BYTES);
 - the `.text.<kernel>` section's sh_info: its top byte is the register count on older ABIs.
 A cubin is untrusted input: a malformed one raises CubinError naming the section.
 """
@@ -40,7 +41,8 @@ class CubinKernel(BaseModel):
     reserved_window: bool = Field(description="whether the cubin lays out the block's reserved shared memory at the "
                                   "start of the kernel's window (`.nv.reservedSmem.*` symbols, sm_90 on): "
                                   "then .nv.shared.<kernel> includes it")
-    const_bytes: int = Field(description="bytes of .nv.constant<N>.<kernel> for N != 0 (the kernel's own constants)")
+    const_bytes: int = Field(description="bytes of the module's own constant banks (`.nv.constant<N>` without a kernel "
+                             "suffix: the user's __constant__ data, which every kernel of the module reports)")
     param_bytes: int | None = Field(description="parameter bytes (EIATTR_CBANK_PARAM_SIZE)")
     frame_bytes: int = Field(description="per-thread frame (EIATTR_FRAME_SIZE)")
     min_stack_bytes: int = Field(description="per-thread stack without recursion (EIATTR_MIN_STACK_SIZE)")
@@ -99,6 +101,10 @@ def parse_cubin(image: bytes) -> CubinInfo:
     """The kernels of one ELF cubin (cached by content: a process sees the same cubins again)."""
     if not image.startswith(b"\x7fELF") or len(image) < 64 or image[4] != 2:
         raise CubinError("the cubin is not a 64-bit ELF image")
+    shoff, = struct.unpack_from("<Q", image, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
+    if shoff + shentsize * shnum > len(image):
+        raise CubinError(f"the section header table ({shnum} entries at {shoff}) runs past the {len(image)}-byte cubin")
     elf = _lief_parse(image)   # the object parser's LIEF setup: headers and sections only
     if elf is None:
         raise CubinError("LIEF cannot parse the cubin's ELF headers")
@@ -157,8 +163,7 @@ def _kernel(name: str, text, sections: dict, global_attrs: dict[int, int], reser
     records = _records(info) if info is not None else []
     local = {attribute: value for _fmt, attribute, value in records}
     shared = sections.get(f".nv.shared.{name}")
-    const = sum(s.size for n, s in sections.items()
-                if n.startswith(".nv.constant") and n.endswith(f".{name}") and not n.startswith(".nv.constant0."))
+    const = sum(s.size for n, s in sections.items() if n.startswith(".nv.constant") and n[12:].isdigit())
     registers = global_attrs.get(EIATTR.REGCOUNT, (text.information >> 24) & 0xFF)
     rank = local.get(EIATTR.MAX_CLUSTER_RANK)
     return CubinKernel(

@@ -1,19 +1,23 @@
 """The driver's checks of a kernel launch: one path for every launch wrapper.
 
-Each check returns the error the H200 gave where it was measured (FIELD_NOTES section 7) or
-the one the CUDA Runtime API reference documents for that failure:
-- a zero or over-limit grid or block dimension: cudaErrorInvalidConfiguration (documented);
-- more threads than the kernel's MAX_THREADS_PER_BLOCK (registers x threads over the SM's
-  register file, or launch bounds): cudaErrorLaunchOutOfResources (documented: "the kernel
-  launch specifies too many threads for the kernel's register count");
-- dynamic shared memory over the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES: cudaErrorInvalidValue
-  (the model's answer so far; not yet measured);
-- a grid that is not a multiple of the cluster, or a cluster over the portable size without
-  NON_PORTABLE_CLUSTER_SIZE_ALLOWED or over the device's largest: cudaErrorInvalidClusterSize
-  (grid (1,1,1) with cluster (2,1,1) measured: 912);
-- a cooperative grid with more blocks than can be resident at once:
-  cudaErrorCooperativeLaunchTooLarge (10000 x 1024 threads measured: 720);
-- a cluster scheduling policy outside 0-2: cudaErrorInvalidValue (as the setter of attribute 15).
+Each check returns the error a real H200 gave for it (driver 580.159.04: FIELD_NOTES section 7
+and tests/data/cubin/measured_h200.jsonl, cudaLaunchKernelEx on nvcc-built kernels), in the
+order the H200 applied them:
+- a zero or over-limit grid or block dimension: cudaErrorInvalidValue through cudaLaunchKernelEx;
+  cudaLaunchKernel keeps the documented cudaErrorInvalidConfiguration (not measured);
+- a cluster scheduling policy outside 0-2: cudaErrorInvalidValue (checked before the cluster);
+- a grid that is not a multiple of the cluster, a cluster other than the kernel's compile-time
+  cluster, a cluster over the portable 8 without NON_PORTABLE_CLUSTER_SIZE_ALLOWED or over 16
+  with it: cudaErrorInvalidClusterSize (checked before threads and shared memory);
+- more threads than `.maxntid` allows: cudaErrorInvalidValue;
+- dynamic shared memory over the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES: cudaErrorInvalidValue;
+- a cooperative grid with more blocks than can be resident at once (occupancy x SMs):
+  cudaErrorCooperativeLaunchTooLarge (before the register check: a block too large for the
+  registers makes the occupancy 0);
+- more threads than the registers allow (registers x threads over the SM's register file):
+  cudaErrorLaunchOutOfResources. For kernels with a compile-time cluster the H200 refused
+  cooperative grids below that count (2112 blocks of 128 threads of a 10-register kernel); the
+  rule for clusters is not modelled.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from math import prod
 
 from stub_models.enums import CudaError, DeviceAttribute, FuncAttribute, LaunchAttributeID
 
+from .kernel_attributes import max_threads_by_registers
 from .occupancy import max_active_blocks
 from .profile import DeviceProfile
 
@@ -52,12 +57,12 @@ def launch_attributes(decoded: list[dict]) -> dict[int, object]:
 
 
 def check_launch(request: LaunchRequest, kernel: dict[int, int], profile: DeviceProfile,
-                 device: dict[int, int]) -> CudaError:
+                 device: dict[int, int], bad_dimensions: CudaError = E.INVALID_VALUE) -> CudaError:
     """SUCCESS, or the error the driver answers for this launch of a kernel with these attributes."""
-    for check in (_dimensions, _threads, _shared_memory, _cluster, _cooperative, _policy):
+    for check in (_dimensions, _policy, _cluster, _launch_bounds, _shared_memory, _cooperative, _registers):
         error = check(request, kernel, profile, device)
         if error is not E.SUCCESS:
-            return error
+            return bad_dimensions if check is _dimensions else error
     return E.SUCCESS
 
 
@@ -73,7 +78,15 @@ def _dimensions(request, kernel, profile, device) -> CudaError:
     return E.SUCCESS
 
 
-def _threads(request, kernel, profile, device) -> CudaError:
+def _launch_bounds(request, kernel, profile, device) -> CudaError:
+    """More threads than MAX_THREADS_PER_BLOCK allows where registers do not explain the limit (.maxntid)."""
+    threads = prod(request.block)
+    if threads <= kernel[A.MAX_THREADS_PER_BLOCK]:
+        return E.SUCCESS
+    return E.SUCCESS if threads > max_threads_by_registers(kernel[A.NUM_REGS], profile, device) else E.INVALID_VALUE
+
+
+def _registers(request, kernel, profile, device) -> CudaError:
     return E.LAUNCH_OUT_OF_RESOURCES if prod(request.block) > kernel[A.MAX_THREADS_PER_BLOCK] else E.SUCCESS
 
 
@@ -83,12 +96,14 @@ def _shared_memory(request, kernel, profile, device) -> CudaError:
 
 def _cluster(request, kernel, profile, device) -> CudaError:
     cluster = request.attrs.get(L.CLUSTER_DIMENSION)
-    if cluster is None:
-        required = (kernel.get(A.REQUIRED_CLUSTER_WIDTH, 0), kernel.get(A.REQUIRED_CLUSTER_HEIGHT, 0),
-                    kernel.get(A.REQUIRED_CLUSTER_DEPTH, 0))
-        if not all(required):
-            return E.SUCCESS
+    required = (kernel.get(A.REQUIRED_CLUSTER_WIDTH, 0), kernel.get(A.REQUIRED_CLUSTER_HEIGHT, 0),
+                kernel.get(A.REQUIRED_CLUSTER_DEPTH, 0))
+    if all(required):
+        if cluster is not None and tuple(cluster) != required:
+            return E.INVALID_CLUSTER_SIZE
         cluster = required
+    if cluster is None:
+        return E.SUCCESS
     if min(cluster) < 1:
         return E.INVALID_CLUSTER_SIZE
     if any(g % c for g, c in zip(request.grid, cluster)):

@@ -11,7 +11,7 @@ whose only cubin is sm_80 or sm_100a does not load there (cudaErrorNoKernelImage
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..cubin import CubinInfo, CubinKernel, parse_cubin
 from ..fatbin import FatbinEntry, FatbinError, entry_payload, parse_fatbin
@@ -27,6 +27,7 @@ class LibraryImage:
     entries: tuple[FatbinEntry, ...] = ()
     payloads: tuple[bytes | None, ...] = ()      # None: compressed in a form emu cannot decompress
     error: str | None = None                     # why the container could not be decoded
+    verdicts: dict = field(default_factory=dict, compare=False, repr=False)   # profile name -> load_verdict
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class KernelFacts:
     binary_version: int | None
     ptx_version: int | None
     unknown_reason: str | None = None            # why the cubin-derived attributes are not known
+    derived: dict = field(default_factory=dict, compare=False, repr=False)   # profile name -> KernelAttributes
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,25 @@ def runs_on(entry: FatbinEntry, capability: int) -> bool:
 
 
 _CACHE: dict[bytes, LibraryImage] = {}
+_BY_OBJECT: dict[str, LibraryImage | None] = {}
+_CACHE_MAX = 1024
 
 
 def library_image(image) -> LibraryImage | None:
-    """The export's fatbin read from the laid-out image (`kernels_binary`), or None without one."""
+    """The export's fatbin read from the laid-out image (`kernels_binary`), or None without one.
+
+    Kept per object digest: every run of an object asks again, and the answer cannot change.
+    """
+    digest = image.obj.sha256
+    if digest in _BY_OBJECT:
+        return _BY_OBJECT[digest]
+    binary = _read_library(image)
+    if len(_BY_OBJECT) < _CACHE_MAX:
+        _BY_OBJECT[digest] = binary
+    return binary
+
+
+def _read_library(image) -> LibraryImage | None:
     address = image.data_symbols.get(BINARY_SYMBOL)
     if address is None:
         return None
@@ -92,7 +109,7 @@ def decode_library(data: bytes) -> LibraryImage:
             cached = LibraryImage(tuple(info.entries), tuple(entry_payload(data, e) for e in info.entries))
         except FatbinError as error:
             cached = LibraryImage(error=str(error))
-        if len(_CACHE) < 1024:
+        if len(_CACHE) < _CACHE_MAX:
             _CACHE[data] = cached
     return cached
 
@@ -101,6 +118,13 @@ def load_verdict(binary: LibraryImage | None, profile: DeviceProfile) -> tuple[s
     """(why the driver refuses the binary or None, the facts of each kernel in the image it runs)."""
     if binary is None:
         return None, {}
+    verdict = binary.verdicts.get(profile.name)
+    if verdict is None:
+        verdict = binary.verdicts[profile.name] = _verdict(binary, profile)
+    return verdict
+
+
+def _verdict(binary: LibraryImage, profile: DeviceProfile) -> tuple[str | None, dict[str, KernelFacts]]:
     if binary.error is not None:
         return f"the GPU binary is not a valid fatbin: {binary.error}", {}
     capability = profile.compute_capability
@@ -119,7 +143,7 @@ def load_verdict(binary: LibraryImage | None, profile: DeviceProfile) -> tuple[s
     others = [name for name in profiles_running(binary) if name != profile.name]
     hint = f"; profile {' or '.join(others)} would run it (--profile / runtime.profile)" if others else \
         "; no profile emu has would run it"
-    return (f"the GPU binary holds {held}, which a {profile.device_name} (sm_{capability}) cannot run: the driver "
+    return (f"the GPU binary holds {held}, which the {profile.device_name} of profile {profile.name} (sm_{capability}) cannot run: the driver "
             f"answers cudaErrorNoKernelImageForDevice (209){hint}"), {}
 
 
@@ -132,10 +156,15 @@ def _cubin_facts(entry: FatbinEntry, payload: bytes | None) -> dict[str, KernelF
         info: CubinInfo = parse_cubin(payload)
     except ValueError as error:          # CubinError, or a field no cubin of nvcc's would hold
         return {"*": KernelFacts(None, target.number, None, f"the {entry.sm_arch} cubin cannot be read: {error}")}
-    ptx = info.virtual_version
-    return {k.name: KernelFacts(k, info.binary_version, ptx,
-                                None if ptx is not None else "the cubin's ELF ABI does not record its PTX target")
-            for k in info.kernels}
+    return cubin_kernel_facts(info)
+
+
+def cubin_kernel_facts(info: CubinInfo) -> dict[str, KernelFacts]:
+    """Each kernel's facts in a cubin the device runs."""
+    # ABI 8 cubins do not record their virtual architecture; the H200 reports PTX_VERSION 90 for
+    # nvcc 13's ABI 8 sm_90a cubins, their SM number (tests/data/cubin/measured_h200.jsonl)
+    ptx = info.virtual_version or info.binary_version
+    return {k.name: KernelFacts(k, info.binary_version, ptx) for k in info.kernels}
 
 
 

@@ -10,7 +10,9 @@ Programming Guide, "Technical Specifications per Compute Capability"):
   rounded up to the allocation unit, out of the SM's shared memory configuration: the full
   MAX_SHARED_MEMORY_PER_MULTIPROCESSOR without a carveout preference, else the carveout's share
   of it rounded up to the next configuration the SM offers (and never below one block's need).
-Checked against the H200's answers for a 10-register kernel (FIELD_NOTES section 7).
+`.maxntid` does not enter (the H200 answers 5 blocks of 384 threads for a kernel bounded to 256);
+a block too large for the registers gets 0. Checked against every answer of
+tests/data/cubin/measured_h200.jsonl and FIELD_NOTES section 7.
 """
 from __future__ import annotations
 
@@ -44,8 +46,6 @@ def shared_capacity(per_block: int, carveout: int, profile: DeviceProfile, devic
 
 def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int, profile: DeviceProfile,
                       device: dict[int, int], carveout: int | None = None) -> int:
-    if block_size > kernel[A.MAX_THREADS_PER_BLOCK]:
-        return 0
     warps = -(-block_size // WARP)
     by_warps = device[D.MAX_THREADS_PER_MULTIPROCESSOR] // WARP // warps
     by_blocks = device[D.MAX_BLOCKS_PER_MULTIPROCESSOR]

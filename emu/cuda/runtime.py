@@ -25,6 +25,7 @@ A = FuncAttribute
 D = DeviceAttribute
 E = CudaError
 _ATTRIBUTE_NAMES = {int(a): a.name for a in FuncAttribute}
+_NO_IMAGE: dict[str, KernelAttributes] = {}     # profile name -> attributes of a kernel without a cubin
 Result = tuple[int, dict[str, int]]      # what a behaviour returns: the error code, values for out-parameters
 _NONNEGATIVE = frozenset({A.CLUSTER_SIZE_MUST_BE_SET, A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT,
                           A.REQUIRED_CLUSTER_DEPTH, A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED})
@@ -80,6 +81,18 @@ class RuntimeSnapshot(_Snapshot):
         return next((k for k in self.kernels if k.handle in handles), None)
 
 
+def _trusted(cls: type[_Snapshot], **values) -> _Snapshot:
+    """A snapshot model holding `values` (every field given) without validation or pydantic's
+    model_construct, which costs more than the rest of the snapshot; records.fast_model does
+    the same for the trace records, but records.py imports this module."""
+    instance = cls.__new__(cls)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
+
+
 @dataclass
 class Kernel:
     name: str
@@ -109,8 +122,7 @@ class CudaRuntime:
         self.current_device = self.config.current_device
         self.load_error, self._kernel_facts = load_verdict(self.binary, self.profile)
         self._kernel_by_name: dict[tuple[int, str], Kernel] = {}
-        if self.load_error is None:   # the library cuda_init would have loaded; none when the driver refuses it
-            self.register_library(self.config.library_handle, first_kernel=self.config.first_kernel_handle)
+        self.register_library(self.config.library_handle, first_kernel=self.config.first_kernel_handle)
 
     # -- devices ----------------------------------------------------------------
     def valid_device(self, device: int) -> bool:
@@ -125,8 +137,11 @@ class CudaRuntime:
 
     # -- libraries and kernels ----------------------------------------------------
     def register_library(self, handle: int, first_kernel: int | None = None) -> None:
-        self.libraries[handle] = list(self.kernel_names)
-        for offset, name in enumerate(self.kernel_names):
+        """A library of the export's kernels; without kernels when no image runs on the profile's devices
+        (the H200 loads such a library lazily and fails each kernel lookup: measured_h200_loading.jsonl)."""
+        names = list(self.kernel_names) if self.load_error is None else []
+        self.libraries[handle] = names
+        for offset, name in enumerate(names):
             kernel_handle = first_kernel + offset if first_kernel is not None else self.fresh_handle()
             initial = self._initial_attributes(name)
             kernel = Kernel(name, kernel_handle, handle, {d: dict(initial.values) for d in range(self.config.device_count)},
@@ -137,12 +152,16 @@ class CudaRuntime:
     def _initial_attributes(self, name: str) -> KernelAttributes:
         overrides = {**self.config.kernel_attributes.get("*", {}), **self.config.kernel_attributes.get(name, {})}
         facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
-        return kernel_attributes(facts, self.profile, self.device_attributes, overrides)
+        if overrides or self.config.device_attributes:
+            return kernel_attributes(facts, self.profile, self.device_attributes, overrides)
+        derived = facts.derived if facts is not None else _NO_IMAGE    # the common case: once per image and profile
+        attributes = derived.get(self.profile.name)
+        if attributes is None:
+            attributes = derived[self.profile.name] = kernel_attributes(facts, self.profile, self.device_attributes, {})
+        return attributes
 
-    def load_library(self) -> int | None:
-        """A fresh library of the export's kernels, or None when the driver would refuse the binary."""
-        if self.load_error is not None:
-            return None
+    def load_library(self) -> int:
+        """A fresh library of the export's kernels."""
         handle = self.fresh_handle()
         self.register_library(handle)
         self.used_libraries.add(handle)
@@ -196,13 +215,14 @@ class CudaRuntime:
 
     def snapshot(self) -> RuntimeSnapshot:
         """The state a scenario can assert on."""
-        return RuntimeSnapshot(
+        # built without re-validation (every value comes from this state): a snapshot ends every run
+        return _trusted(RuntimeSnapshot, 
             profile=self.profile.name, device_count=self.config.device_count, current_device=self.current_device,
             libraries={str(h): names for h, names in self.libraries.items()}, load_error=self.load_error,
-            kernels=[KernelState(name=k.name, handle=k.handle, library=k.library,
-                                 devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
-                                          for d, attrs in k.attributes.items()},
-                                 unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown))
+            kernels=[_trusted(KernelState, name=k.name, handle=k.handle, library=k.library,
+                                                 devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
+                                                          for d, attrs in k.attributes.items()},
+                                                 unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown))
                      for k in self.kernels.values() if k.library in self.used_libraries],
             launches=self.launches,
             live={kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles})
