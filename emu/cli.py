@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
+
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
@@ -32,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     try:
@@ -86,9 +90,8 @@ def _trace(args) -> int:
     from .run import run_object
     from .cuda.profile import load_profile
 
-    config = RuntimeConfig()
-    count = args.devices if args.devices is not None else load_profile(config.profile).device_count
-    config = RuntimeConfig(device_count=count)
+    count = args.devices if args.devices is not None else load_profile(args.profile).device_count
+    config = RuntimeConfig(device_count=count, profile=args.profile)
     entries = loaders_for_devices(count)
     entries += [EntrySpec(name="launch")]
     runs = [run_object(path, config, entries) for path in args.objects]
@@ -110,7 +113,7 @@ def _inspect(args) -> int:
 def _check(args) -> int:
     from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
-    result = check_objects(objects, args.devices, stderr_progress if directories else None)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
     for obj in result.objects:
         if obj.error:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)

@@ -87,13 +87,13 @@ class CheckResult(Model):
     exit_code: int = Field(description="the worst object's exit code (bad input over faults over discrepancies)")
 
 
-def default_device_count() -> int:
-    return load_profile(RuntimeConfig().profile).device_count
+def default_device_count(profile: str = "h200") -> int:
+    return load_profile(profile).device_count
 
 
 def check_object(path: str, device_count: int | None = None, profile: str = "h200") -> ObjectCheck:
     """Run the loaders of one object and compare them with its kernel_info; never raises EmuError."""
-    count = default_device_count() if device_count is None else device_count
+    count = default_device_count(profile) if device_count is None else device_count
     try:
         _image, export = load_image(path)
         if export.kernel_info_error:
@@ -186,14 +186,14 @@ def find_objects(paths: list[str]) -> tuple[list[str], bool]:
 
 
 def check_objects(objects: list[str], device_count: int | None = None,
-                  progress: Callable[[int, int, str], None] | None = None) -> CheckResult:
+                  progress: Callable[[int, int, str], None] | None = None, profile: str = "h200") -> CheckResult:
     """Check each object in turn (see `find_objects` for turning directories into objects)."""
-    count = default_device_count() if device_count is None else device_count
+    count = default_device_count(profile) if device_count is None else device_count
     results = []
     for index, path in enumerate(objects, 1):
         if progress:
             progress(index, len(objects), path)
-        results.append(check_object(path, count))
+        results.append(check_object(path, count, profile))
     worst = max((r.exit_code for r in results), key=lambda code: EXIT_RANK.get(code, 4), default=EXIT_OK)
     return CheckResult(device_count=count, objects=results, exit_code=worst)
 

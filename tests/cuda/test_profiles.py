@@ -37,3 +37,8 @@ def test_occupancy_of_the_ten_register_kernel_is_the_h200s(block, dynamic, block
     attributes = kernel_attributes(None, H200, H200.device_attributes, {}).values      # the measured kernel: 10 regs
     assert attributes[4] == 10
     assert max_active_blocks(attributes, block, dynamic, H200, H200.device_attributes) == blocks
+
+
+def test_the_command_line_offers_every_profile():
+    from emu import cli
+    assert cli.PROFILES == PROFILES
