@@ -87,10 +87,13 @@ def _trusted(cls: type[_Snapshot], **values) -> _Snapshot:
     the same for the trace records, but records.py imports this module."""
     instance = cls.__new__(cls)
     object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_fields_set__", _EVERY_FIELD[cls])
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance
+
+
+_EVERY_FIELD = {cls: set(cls.model_fields) for cls in (KernelState, RuntimeSnapshot)}
 
 
 @dataclass
@@ -222,7 +225,7 @@ class CudaRuntime:
             kernels=[_trusted(KernelState, name=k.name, handle=k.handle, library=k.library,
                                                  devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
                                                           for d, attrs in k.attributes.items()},
-                                                 unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown))
+                                                 unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown) if k.unknown else [])
                      for k in self.kernels.values() if k.library in self.used_libraries],
             launches=self.launches,
             live={kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles})
