@@ -69,3 +69,34 @@ def test_the_runnable_export_answers_like_the_h200_after_lookup():
         loader_set = row["attribute"] in (8, 14)          # the loaders set these after lookup
         if not loader_set:
             assert (0, held) == (row["result"], row["value"]) if row["result"] == 0 else held is None, row
+
+
+DATA = Path(__file__).parent.parent / "data" / "cubin"
+
+
+def test_ptx_only_binary_is_jit_compiled_for_newer_devices_with_its_attributes_unknown():
+    from emu.cuda.kernel_images import kernel_images
+    images = kernel_images((DATA / "kernels_compute90_ptx.fatbin").read_bytes())
+    assert images.profile == "h200" and set(images.refused_by) == {"a100"}       # compute_90 PTX: not for sm_80
+    assert "profile h200 or b200 would run it" in images.refused_by["a100"]
+    kernel, = images.kernels
+    assert kernel.kernel == "*" and "JIT" in kernel.unknown_reason
+    assert {"NUM_REGS", "MAX_THREADS_PER_BLOCK", "SHARED_SIZE_BYTES"} <= set(kernel.unknown)
+    assert (kernel.attributes["PTX_VERSION"], kernel.attributes["BINARY_VERSION"]) == (90, 90)
+    assert "PTX_VERSION" not in kernel.unknown and "BINARY_VERSION" not in kernel.unknown
+
+
+def test_a_cubin_compressed_with_zstd_loads_with_its_attributes_marked_unknown():
+    from emu.cuda.kernel_images import kernel_images
+    images = kernel_images((DATA / "kernels_sm90a_zstd.fatbin").read_bytes())
+    kernel, = images.kernels
+    assert images.profile == "h200" and "cannot decompress" in kernel.unknown_reason
+    assert "NUM_REGS" in kernel.unknown and kernel.attributes["BINARY_VERSION"] == 90
+
+
+def test_lz4_blocks_expand_as_the_format_says():
+    from emu.fatbin import FatbinError, lz4_block_decompress
+    # token 0x34: 3 literals "abc", then a match of 4 + 4 = 8 bytes at offset 3 (overlapping copy)
+    assert lz4_block_decompress(bytes([0x34]) + b"abc" + bytes([3, 0]) + bytes([0x10]) + b"!", 12) == b"abcabcabcab!"
+    with pytest.raises(FatbinError, match="offset"):
+        lz4_block_decompress(bytes([0x14]) + b"a" + bytes([9, 0]), 9)
