@@ -18,6 +18,7 @@ from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribu
 
 from .config import RuntimeConfig
 from .kernel_attributes import KernelAttributes, kernel_attributes
+from .launch_checks import NO_LIMITS, LaunchLimits, launch_limits
 from .loading import LibraryImage, load_verdict
 from .profile import load_profile
 
@@ -103,6 +104,7 @@ class Kernel:
     library: int
     attributes: dict[int, dict[int, int]]   # device -> attribute -> value
     unknown: frozenset[int] = frozenset()
+    limits: LaunchLimits = NO_LIMITS        # what the cubin fixes about its launches (.reqntid, .maxclusterrank)
 
 
 @dataclass
@@ -147,8 +149,9 @@ class CudaRuntime:
         for offset, name in enumerate(names):
             kernel_handle = first_kernel + offset if first_kernel is not None else self.fresh_handle()
             initial = self._initial_attributes(name)
+            facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
             kernel = Kernel(name, kernel_handle, handle, {d: dict(initial.values) for d in range(self.config.device_count)},
-                            initial.unknown)
+                            initial.unknown, launch_limits(facts.cubin if facts is not None else None))
             self.kernels[kernel_handle] = kernel
             self._kernel_by_name[(handle, name)] = kernel
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from emu.cubin import parse_cubin
 from emu.cuda.kernel_attributes import kernel_attributes
-from emu.cuda.launch_checks import LaunchRequest, check_launch
+from emu.cuda.launch_checks import NO_LIMITS, LaunchLimits, LaunchRequest, check_launch, launch_limits
 from emu.cuda.loading import cubin_kernel_facts
 from emu.cuda.occupancy import max_active_blocks
 from emu.cuda.profile import load_profile
@@ -30,6 +30,10 @@ def kernel_state(cubin_path: Path, kernel: str) -> dict[int, int]:
     return dict(kernel_attributes(facts, H200, H200.device_attributes, {}).values)
 
 
+def kernel_limits(cubin_path: Path, kernel: str) -> LaunchLimits:
+    return launch_limits(cubin_kernel_facts(parse_cubin(cubin_path.read_bytes()))[kernel].cubin)
+
+
 def attribute_answer(attributes: dict[int, int], attribute: int) -> tuple[int, int | None]:
     """(result, value) as cuKernelGetAttribute answers: 1 (invalid value) for an attribute the kernel lacks."""
     return (0, attributes[attribute]) if attribute in attributes else (1, None)
@@ -40,9 +44,9 @@ def occupancy_answer(attributes: dict[int, int], row: dict) -> tuple[int, int]:
                                 row["carveout"])
 
 
-def launch_answer(attributes: dict[int, int], row: dict) -> int:
+def launch_answer(attributes: dict[int, int], row: dict, limits: LaunchLimits = NO_LIMITS) -> int:
     state = {**attributes, **{int(k): v for k, v in row["pre"].items()}}
     config = row["config"]
     attrs = {a["id"]: tuple(a["value"]) if isinstance(a["value"], list) else a["value"] for a in config["attrs"]}
     request = LaunchRequest(tuple(config["grid"]), tuple(config["block"]), config["dynamic_smem"], attrs)
-    return int(check_launch(request, state, H200, H200.device_attributes))
+    return int(check_launch(request, state, H200, H200.device_attributes, limits))

@@ -1,7 +1,8 @@
 """The model against a real H200, field by field, on cubins with known contents.
 
-tests/data/cubin/measured_h200.jsonl is what an H200 (driver 580.159.04, CUDA 13.0) answered for
-the kernels of kernels_sm90a.cubin (nvcc-built, tests/data/cubin/kernels.cu) and of two
+tests/data/cubin/measured_h200.jsonl and measured_h200_directives.jsonl are what an H200 (driver
+580.159.04, CUDA 13.0) answered for the kernels of kernels_sm90a.cubin (nvcc-built, kernels.cu), of
+directives_sm90a.cubin (ptxas-built, directives.ptx: .reqntid, cluster directives) and of two
 nvidia-cutlass-dsl cubins, through the DSL's own calls (tests/data/cubin/measure.cu says how):
 every cuKernelGetAttribute after load, occupancy for block sizes x dynamic shared memory x
 carveouts, and launch verdicts of cudaLaunchKernelEx.
@@ -11,16 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from h200_measured import attribute_answer, kernel_state, launch_answer, occupancy_answer, read_facts
+from h200_measured import attribute_answer, kernel_limits, kernel_state, launch_answer, occupancy_answer, read_facts
 
 DATA = Path(__file__).parent.parent / "data" / "cubin"
-FACTS = read_facts(DATA / "measured_h200.jsonl")
-CUBINS = {"kernels_sm90a.cubin": DATA / "kernels_sm90a.cubin",
+FACTS = read_facts(DATA / "measured_h200.jsonl") + [
+    r for r in read_facts(DATA / "measured_h200_directives.jsonl") if r["object"] == "directives_sm90a.cubin"]
+CUBINS = {"kernels_sm90a.cubin": DATA / "kernels_sm90a.cubin", "directives_sm90a.cubin": DATA / "directives_sm90a.cubin",
           "dsl_carveout_25_sm90a.cubin": DATA / "dsl_carveout_25_sm90a.cubin",
           "dsl_mixed_sm90a.cubin": DATA / "dsl_mixed_sm90a.cubin"}
 # Launch verdicts the model does not explain yet, each named: cooperative grids of a kernel with a
-# compile-time cluster are refused below occupancy x SMs (the rule for clusters is not known).
-UNEXPLAINED = {("clustered", (2112, 1, 1), (128, 1, 1), ((2, 1),))}
+# compile-time cluster are refused above cudaOccupancyMaxActiveClusters x the cluster size, which is
+# below occupancy x SMs (measured_h200_directives.jsonl's cooperative_limit rows); not modelled.
+UNEXPLAINED = {("clustered", (2112, 1, 1), (128, 1, 1), ((2, 1),)),
+               ("cluster_4x1x1", (2112, 1, 1), (128, 1, 1), ((2, 1),)),
+               ("cluster_4x1x1", (264, 1, 1), (1024, 1, 1), ((2, 1),))}
 
 
 def _rows(kind: str) -> list[dict]:
@@ -38,7 +43,7 @@ def _launch_key(row: dict) -> tuple:
 
 def test_the_facts_cover_every_kernel_and_kind():
     kernels = {(r["object"], r["kernel"]) for r in _rows("kernel_attribute")}
-    assert len(kernels) == 9
+    assert len(kernels) == 15
     assert len(_rows("occupancy")) >= 900 and len(_rows("launch")) >= 150
 
 
@@ -63,7 +68,7 @@ def test_every_occupancy_answer_equals_the_h200():
 def test_every_launch_verdict_equals_the_h200_but_the_named_gaps():
     wrong, gaps = [], []
     for row in _rows("launch"):
-        got = launch_answer(_state(row), row)
+        got = launch_answer(_state(row), row, kernel_limits(CUBINS[row["object"]], row["kernel"]))
         if got != row["result"]:
             key = _launch_key(row)
             (gaps if key in UNEXPLAINED else wrong).append((key, row["pre"], row["result"], got))

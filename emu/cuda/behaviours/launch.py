@@ -8,14 +8,13 @@ from ..occupancy import max_active_blocks
 from ..runtime import CudaRuntime, LaunchRecord, Result
 
 
-def launch(rt: CudaRuntime, func: int, request: LaunchRequest, record: dict,
-           bad_dimensions: E = E.INVALID_VALUE) -> Result:
+def launch(rt: CudaRuntime, func: int, request: LaunchRequest, record: dict) -> Result:
     """Validate a launch as the driver does and record it when accepted."""
     kernel = rt.kernel(func)
     if kernel is None:
         return E.INVALID_DEVICE_FUNCTION, {}
     attributes = kernel.attributes[rt.current_device]
-    error = check_launch(request, attributes, rt.profile, rt.device_attributes, bad_dimensions)
+    error = check_launch(request, attributes, rt.profile, rt.device_attributes, kernel.limits)
     if error is E.SUCCESS:
         rt.record_launch(LaunchRecord(kernel=kernel.name, device=rt.current_device, **record))
     return error, {}
@@ -39,8 +38,7 @@ def launch_kernel(rt: CudaRuntime, call) -> Result:
     block = [call.blockDimX, call.blockDimY, call.blockDimZ]
     record = {"gridDim": grid, "blockDim": block, "dynamicSmemBytes": call.sharedMem, "stream": call.stream,
               "attrs": [], "numAttrs": 0}
-    return launch(rt, call.func, LaunchRequest(tuple(grid), tuple(block), call.sharedMem), record,
-                  E.INVALID_CONFIGURATION)   # documented for cudaLaunchKernel; cudaLaunchKernelEx measured 1
+    return launch(rt, call.func, LaunchRequest(tuple(grid), tuple(block), call.sharedMem), record)
 
 
 def occupancy_max_active_blocks(rt: CudaRuntime, call) -> Result:

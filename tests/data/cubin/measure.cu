@@ -173,6 +173,31 @@ int main(int argc, char **argv) {
                 launch_fact(argv[a], name, kernels[k], resident + 1, 1, b, 0, 0, 0, 1, -1, 0, -1, -1);
             }
             launch_fact(argv[a], name, kernels[k], 10000, 1, 1024, 0, 0, 0, 1, -1, 0, -1, -1);
+            launch_fact(argv[a], name, kernels[k], 1, 1, 64, 0, 0, 0, 0, -1, 0, -1, -1);
+            for (unsigned b : {128u, 2048u}) for (unsigned g : {1u, 0u}) {    // the plain wrapper's dimension checks
+                void *args[] = {&buffer, &buffer};
+                int r = cudaLaunchKernel((const void *)kernels[k], dim3(g), dim3(b), args, 0, 0);
+                cudaGetLastError(); cudaDeviceSynchronize(); cudaGetLastError();
+                printf("{\"kind\":\"launch\",\"object\":\"%s\",\"kernel\":\"%s\",\"via\":\"cudaLaunchKernel\",\"config\":{\"grid\":[%u,1,1],\"block\":[%u,1,1],\"dynamic_smem\":0,\"attrs\":[]},\"pre\":{},\"result\":%d}\n",
+                       argv[a], name, g, b, r);
+            }
+            int cluster = 0;
+            get_attribute(&cluster, 11, (void *)kernels[k], 0);
+            for (unsigned b : {128u, 1024u}) if (cluster > 0) {   // the largest cooperative grid a cluster kernel may launch
+                cudaLaunchConfig_t config = {};
+                config.gridDim = dim3(cluster, 1, 1); config.blockDim = dim3(b, 1, 1);
+                int clusters = -1;
+                int rc = cudaOccupancyMaxActiveClusters(&clusters, (void *)kernels[k], &config);
+                cudaGetLastError();
+                unsigned lo = 0, hi = 20000;
+                while (lo < hi) {
+                    unsigned mid = (lo + hi + 1) / 2;
+                    unsigned grid = mid * cluster;
+                    if (launch(kernels[k], grid, 1, 1, b, 0, 0, 0, 1, -1, 0) == 0) lo = mid; else hi = mid - 1;
+                }
+                printf("{\"kind\":\"cooperative_limit\",\"object\":\"%s\",\"kernel\":\"%s\",\"block_size\":%u,\"cluster\":%d,\"max_active_clusters\":%d,\"max_active_clusters_result\":%d,\"largest_grid\":%u}\n",
+                       argv[a], name, b, cluster, clusters, rc, lo * cluster);
+            }
         }
     }
     return 0;
