@@ -50,3 +50,32 @@ def launch_answer(attributes: dict[int, int], row: dict, limits: LaunchLimits = 
     attrs = {a["id"]: tuple(a["value"]) if isinstance(a["value"], list) else a["value"] for a in config["attrs"]}
     request = LaunchRequest(tuple(config["grid"]), tuple(config["block"]), config["dynamic_smem"], attrs)
     return int(check_launch(request, state, H200, H200.device_attributes, limits))
+
+
+def main() -> None:
+    """Per measured file: how many fields the model reproduces (python tests/cuda/h200_measured.py)."""
+    data = Path(__file__).resolve().parent.parent / "data" / "cubin"
+    print("| file | attributes | occupancy | launches | all |")
+    print("|---|---|---|---|---|")
+    for name in ("measured_h200.jsonl", "measured_h200_directives.jsonl"):
+        counts = {}
+        for row in read_facts(data / name):
+            cubin = data / row.get("object", "")
+            if row["kind"] not in ("kernel_attribute", "occupancy", "launch") or not cubin.is_file():
+                continue
+            state = kernel_state(cubin, row["kernel"])
+            if row["kind"] == "kernel_attribute":
+                same = attribute_answer(state, row["attribute"]) == (row["result"], row["value"])
+            elif row["kind"] == "occupancy":
+                same = occupancy_answer(state, row) == (row["result"], row["num_blocks"])
+            else:
+                same = launch_answer(state, row, kernel_limits(cubin, row["kernel"])) == row["result"]
+            for key in (row["kind"], "all"):
+                hit, total = counts.get(key, (0, 0))
+                counts[key] = (hit + same, total + 1)
+        print(f"| {name} | " + " | ".join("%d/%d" % counts.get(k, (0, 0))
+                                          for k in ("kernel_attribute", "occupancy", "launch", "all")) + " |")
+
+
+if __name__ == "__main__":
+    main()
