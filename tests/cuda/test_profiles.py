@@ -42,3 +42,14 @@ def test_occupancy_of_the_ten_register_kernel_is_the_h200s(block, dynamic, block
 def test_the_command_line_offers_every_profile():
     from emu import cli
     assert cli.PROFILES == PROFILES
+
+
+def test_the_builder_reads_the_contract_facts_format():
+    measured = ROOT / "tests" / "data" / "cubin" / "measured_h200.jsonl"
+    device = {"kind": "device", "object": None, "sha256": None, "device": 0, "name": "NVIDIA H200", "driver": 13000,
+              "runtime": 13000, "attributes": {str(k): v for k, v in H200.device_attributes.items()}}
+    built = build("h200", [json.dumps(device)] + measured.read_text().splitlines(), "facts")
+    assert built["device_attributes"] == H200.device_attributes and built["measured"]
+    assert built["kernel_unsupported"] == [16, 17]                       # every kernel answered 1 for them
+    assert built["kernel_settable_defaults"] == {9: -1, 10: 0, 15: 0}
+    assert built["kernel_read_only"][0] == 1024
