@@ -9,8 +9,8 @@ values for a device). Read here with LIEF, from:
   (records walked by emu/cubin_info.py);
 - section sizes: `.nv.shared.<kernel>` (static shared memory; from sm_90 on it starts with the
   block's reserved window, marked by `.nv.reservedSmem.*` symbols), `.nv.constant0.<kernel>` (the
-  parameters and driver values), `.nv.constant<N>` without a kernel suffix (`.nv.constant3` on sm_90:
-  the module's `__constant__` data, which a real H200 reports as every kernel's CONST_SIZE_BYTES);
+  parameters and driver values), `.nv.constant3` (the module's `__constant__` data, which a real
+  H200 reports as every kernel's CONST_SIZE_BYTES; printf's `.nv.constant4` is not counted);
 - the `.text.<kernel>` section's sh_info: its top byte is the register count on older ABIs.
 A cubin is untrusted input: a malformed one raises CubinError naming the section.
 """
@@ -25,6 +25,7 @@ from .cubin_info import EIATTR, NvInfoError, nv_info_records, u32s
 from .fatbin import elf_sm_arch
 from .objfile import _lief_parse
 
+USER_CONSTANT_BANK = ".nv.constant3"   # __constant__ data; bank 4 (printf's addresses) does not count on the H200
 RESERVED_SMEM_PREFIX = ".nv.reservedSmem."     # symbols that mark the block's reserved window (sm_90 on)
 
 
@@ -41,8 +42,8 @@ class CubinKernel(BaseModel):
     reserved_window: bool = Field(description="whether the cubin lays out the block's reserved shared memory at the "
                                   "start of the kernel's window (`.nv.reservedSmem.*` symbols, sm_90 on): "
                                   "then .nv.shared.<kernel> includes it")
-    const_bytes: int = Field(description="bytes of the module's own constant banks (`.nv.constant<N>` without a kernel "
-                             "suffix: the user's __constant__ data, which every kernel of the module reports)")
+    const_bytes: int = Field(description="bytes of the module's `.nv.constant3`: the user's __constant__ data, which "
+                             "every kernel of the module reports (other module banks, e.g. printf's bank 4, do not count)")
     param_bytes: int | None = Field(description="parameter bytes (EIATTR_CBANK_PARAM_SIZE)")
     frame_bytes: int = Field(description="per-thread frame (EIATTR_FRAME_SIZE)")
     min_stack_bytes: int = Field(description="per-thread stack without recursion (EIATTR_MIN_STACK_SIZE)")
@@ -163,7 +164,7 @@ def _kernel(name: str, text, sections: dict, global_attrs: dict[int, int], reser
     records = _records(info) if info is not None else []
     local = {attribute: value for _fmt, attribute, value in records}
     shared = sections.get(f".nv.shared.{name}")
-    const = sum(s.size for n, s in sections.items() if n.startswith(".nv.constant") and n[12:].isdigit())
+    const = sections[USER_CONSTANT_BANK].size if USER_CONSTANT_BANK in sections else 0
     registers = global_attrs.get(EIATTR.REGCOUNT, (text.information >> 24) & 0xFF)
     rank = local.get(EIATTR.MAX_CLUSTER_RANK)
     return CubinKernel(

@@ -46,6 +46,8 @@ def shared_capacity(per_block: int, carveout: int, profile: DeviceProfile, devic
 
 def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int, profile: DeviceProfile,
                       device: dict[int, int], carveout: int | None = None) -> int:
+    if dynamic_smem > kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]:
+        return 0                                   # the H200 answers 0 blocks (tests/data/facts/h200 toys)
     warps = -(-block_size // WARP)
     by_warps = device[D.MAX_THREADS_PER_MULTIPROCESSOR] // WARP // warps
     by_blocks = device[D.MAX_BLOCKS_PER_MULTIPROCESSOR]

@@ -28,8 +28,7 @@ E = CudaError
 _ATTRIBUTE_NAMES = {int(a): a.name for a in FuncAttribute}
 _NO_IMAGE: dict[str, KernelAttributes] = {}     # profile name -> attributes of a kernel without a cubin
 Result = tuple[int, dict[str, int]]      # what a behaviour returns: the error code, values for out-parameters
-_NONNEGATIVE = frozenset({A.CLUSTER_SIZE_MUST_BE_SET, A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT,
-                          A.REQUIRED_CLUSTER_DEPTH, A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED})
+_NONNEGATIVE = frozenset({A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT, A.REQUIRED_CLUSTER_DEPTH})
 
 
 class _Snapshot(BaseModel):
@@ -189,9 +188,10 @@ class CudaRuntime:
         self.used_libraries.discard(library)
         return True
 
-    # -- the attribute rules, as the H200 answered (FIELD_NOTES section 5) -----------
+    # -- the attribute rules, as the H200 answered (FIELD_NOTES section 5, tests/data/facts/h200) ----
     def set_attribute(self, kernel: Kernel, attr: int, value: int, device: int) -> CudaError:
-        if attr not in SETTABLE_FUNC_ATTRIBUTES:
+        """CLUSTER_SIZE_MUST_BE_SET is refused whatever the value; NON_PORTABLE_CLUSTER_SIZE_ALLOWED takes any."""
+        if attr not in SETTABLE_FUNC_ATTRIBUTES or attr == A.CLUSTER_SIZE_MUST_BE_SET:
             return E.INVALID_VALUE
         attributes = kernel.attributes[device]
         if attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES:
@@ -202,8 +202,8 @@ class CudaRuntime:
             return E.INVALID_VALUE
         elif attr == A.CLUSTER_SCHEDULING_POLICY_PREFERENCE and not 0 <= value <= 2:
             return E.INVALID_VALUE
-        elif attr in _NONNEGATIVE and value < 0:
-            return E.INVALID_VALUE
+        elif attr in _NONNEGATIVE and (value < 0 or kernel.limits.fixed_cluster and value != attributes[attr]):
+            return E.INVALID_VALUE                     # a cluster shape compiled into the cubin cannot be changed
         attributes[attr] = value
         return E.SUCCESS
 

@@ -40,7 +40,9 @@ def attribute_answer(attributes: dict[int, int], attribute: int) -> tuple[int, i
 
 
 def occupancy_answer(attributes: dict[int, int], row: dict) -> tuple[int, int]:
-    return 0, max_active_blocks(attributes, row["block_size"], row["dynamic_smem"], H200, H200.device_attributes,
+    """measure.cu sets MAX_DYNAMIC_SHARED_SIZE_BYTES to 100000 around its occupancy queries."""
+    state = {**attributes, A.MAX_DYNAMIC_SHARED_SIZE_BYTES: 100000}
+    return 0, max_active_blocks(state, row["block_size"], row["dynamic_smem"], H200, H200.device_attributes,
                                 row["carveout"])
 
 

@@ -64,6 +64,8 @@ def test_plain_launch_is_recorded_and_validated(rt):
 
 def test_occupancy_follows_the_h200_limits(rt):
     kernel = rt.config.first_kernel_handle
+    # as the loaders leave it: dynamic shared memory up to the opt-in (a larger query answers 0 blocks)
+    assert call(rt, "_cudaKernelSetAttributeForDevice", kernel=kernel, attr=8, value=232448, device=0)[0] == 0
     query = dict(numBlocks=1, func=kernel, blockSize=128, dynamicSMemSize=0)
     assert call(rt, "_cudaOccupancyMaxActiveBlocksPerMultiprocessor", **query)[1] == {"numBlocks": 16}        # 2048 threads / 128
     assert call(rt, "_cudaOccupancyMaxActiveBlocksPerMultiprocessor", **{**query, "blockSize": 32})[1] == {"numBlocks": 32}   # 32 blocks per SM
