@@ -6,21 +6,18 @@ JIT-compiled, an unreadable cubin), and why the other profiles' devices refuse t
 """
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from stub_models.enums import FuncAttribute
 
 from ..cubin import CubinKernel
+from ..model import Model
 from .kernel_attributes import kernel_attributes
 from .loading import decode_library, load_verdict, profiles_running
 from .profile import PROFILES, load_profile
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class KernelImage(_Model):
+class KernelImage(Model):
     kernel: str = Field(description="the kernel's name in the cubin ('*' for every kernel of a PTX-only image)")
     attributes: dict[str, int] = Field(description="CUfunction_attribute name -> value after load, on `profile`")
     unknown: list[str] = Field(description="attributes emu cannot know for it (their values above are the "
@@ -29,7 +26,7 @@ class KernelImage(_Model):
     cubin: CubinKernel | None = Field(description="what the cubin declares, where there is one")
 
 
-class KernelImages(_Model):
+class KernelImages(Model):
     profile: str | None = Field(description="the first profile (h200 first) whose device runs the binary; null: none")
     refused_by: dict[str, str] = Field(description="profile -> why its device refuses the binary, as the driver would")
     kernels: list[KernelImage] = Field(description="each kernel of the image `profile`'s device runs")

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribute, FuncAttribute
+
+from ..hotpath import build_record
+from ..model import Model
 
 from .config import RuntimeConfig
 from .kernel_attributes import KernelAttributes, kernel_attributes
@@ -31,11 +34,7 @@ Result = tuple[int, dict[str, int]]      # what a behaviour returns: the error c
 _NONNEGATIVE = frozenset({A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT, A.REQUIRED_CLUSTER_DEPTH})
 
 
-class _Snapshot(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class KernelState(_Snapshot):
+class KernelState(Model):
     name: str = Field(description="kernel name")
     handle: int = Field(description="its cudaKernel_t handle")
     library: int = Field(description="the library handle it belongs to")
@@ -49,7 +48,7 @@ class KernelState(_Snapshot):
         return self.devices.get(str(device), {}).get(_ATTRIBUTE_NAMES.get(int(attribute), ""))
 
 
-class LaunchRecord(_Snapshot):
+class LaunchRecord(Model):
     kernel: str = Field(description="the launched kernel's name")
     device: int = Field(description="the device it was launched on")
     gridDim: list[int] = Field(description="grid x, y, z")
@@ -60,7 +59,7 @@ class LaunchRecord(_Snapshot):
     numAttrs: int = Field(default=0, description="how many launch attributes the config held")
 
 
-class RuntimeSnapshot(_Snapshot):
+class RuntimeSnapshot(Model):
     """The CUDA runtime model's state after a run: what scenarios and `check` assert on."""
 
     profile: str = Field(default="h200", description="the device profile the run used")
@@ -79,21 +78,6 @@ class RuntimeSnapshot(_Snapshot):
 
     def kernel_with_handle(self, handles: set[int]) -> KernelState | None:
         return next((k for k in self.kernels if k.handle in handles), None)
-
-
-def _trusted(cls: type[_Snapshot], **values) -> _Snapshot:
-    """A snapshot model holding `values` (every field given) without validation or pydantic's
-    model_construct, which costs more than the rest of the snapshot; records.fast_model does
-    the same for the trace records, but records.py imports this module."""
-    instance = cls.__new__(cls)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", _EVERY_FIELD[cls])
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance
-
-
-_EVERY_FIELD = {cls: set(cls.model_fields) for cls in (KernelState, RuntimeSnapshot)}
 
 
 @dataclass
@@ -222,13 +206,13 @@ class CudaRuntime:
     def snapshot(self) -> RuntimeSnapshot:
         """The state a scenario can assert on."""
         # built without re-validation (every value comes from this state): a snapshot ends every run
-        return _trusted(RuntimeSnapshot, 
+        return build_record(RuntimeSnapshot, dict(
             profile=self.profile.name, device_count=self.config.device_count, current_device=self.current_device,
             libraries={str(h): names for h, names in self.libraries.items()}, load_error=self.load_error,
-            kernels=[_trusted(KernelState, name=k.name, handle=k.handle, library=k.library,
-                                                 devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
-                                                          for d, attrs in k.attributes.items()},
-                                                 unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown) if k.unknown else [])
+            kernels=[build_record(KernelState, dict(name=k.name, handle=k.handle, library=k.library,
+                                                    devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
+                                                             for d, attrs in k.attributes.items()},
+                                                    unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown) if k.unknown else []))
                      for k in self.kernels.values() if k.library in self.used_libraries],
             launches=self.launches,
-            live={kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles})
+            live={kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles}))
