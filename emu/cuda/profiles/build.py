@@ -1,6 +1,6 @@
 """Build a device profile from probe facts (contract 3: JSON lines under tests/data/facts/<device>/).
 
-    python -m emu.cuda.profiles.build h200 tests/data/facts/h200/*.jsonl > emu/cuda/profiles/h200.json
+    python -m emu.cuda.profiles.build h200 tests/data/facts/h200/*.jsonl.gz > emu/cuda/profiles/h200.json
 
 What it reads:
 - the `device` line of device 0: name, every cudaDeviceAttr value;
@@ -16,6 +16,7 @@ is read too, so that the profile can be rebuilt from it.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from collections import Counter
@@ -74,9 +75,15 @@ def build(name: str, lines: list[str], source: str) -> dict:
     }
 
 
+def _text(path: str) -> str:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return (gzip.decompress(data) if path.endswith(".gz") else data).decode()
+
+
 def main(argv: list[str]) -> None:
     name, paths = argv[0], argv[1:]
-    lines = [line for path in paths for line in open(path).read().splitlines()]
+    lines = [line for path in paths for line in _text(path).splitlines()]
     json.dump(build(name, lines, ", ".join(paths)), sys.stdout, indent=1, sort_keys=True)
     print()
 
