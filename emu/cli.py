@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
+
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
@@ -32,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     try:
@@ -84,7 +88,7 @@ def _trace(args) -> int:
     from .render import show_run
     from .run import EntryNotRun
 
-    runtime = {"device_count": args.devices} if args.devices is not None else None
+    runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     runs, stopped = [], []
     for path in args.objects:
         try:
@@ -120,7 +124,7 @@ def _inspect(args) -> int:
 def _check(args) -> int:
     from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
-    result = check_objects(objects, args.devices, stderr_progress if directories else None)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
     for obj in result.objects:
         if obj.error:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)

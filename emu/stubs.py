@@ -13,7 +13,8 @@ from typing import Callable
 from stub_models import CATALOGUE, CudaCall
 from unicorn import Uc, UcError
 
-from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from .cuda.behaviours import BEHAVIOURS, default_behaviour
+from .cuda.runtime import CudaRuntime
 from .fast_uc import mem_read, mem_write
 from .hotpath import generated_function, record_factory, record_lines, record_names
 from .memory_map import stub_address

@@ -22,6 +22,8 @@ import pytest
 
 from emu.loader_check import check_object, kernel_handles
 from emu.cuda.config import RuntimeConfig
+from emu.cuda.loading import profile_for_object
+from emu.cuda.profile import load_profile
 from emu.entries import EntrySpec
 from emu.images import load_image
 from emu.pytest_plugin import UpstreamBugReproduced
@@ -31,7 +33,6 @@ from fixtures.kernels import KernelCase
 
 needs_dsl = pytest.mark.skipif(not dsl_available(), reason="nvidia-cutlass-dsl is not installed")
 
-OPTIN = 232448          # the H200 profile's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 STATIC = 1024           # static shared memory the runtime model reports, so attribute 8 shows the subtraction
 DEVICES = 2
 ALLOCATOR_SMEM = {"rotate": 512, "negate": 0}   # the launch's dynamic smem without smem=
@@ -88,10 +89,12 @@ def test_trace(case: KernelCase):
     assert [_short(k) for k in export.kernel_info] == expected_kernels(case)
     asks = {} if case.carveout is None else {9: case.carveout}
     assert export.kernel_info == {k: asks for k in export.kernel_info}
-    config = RuntimeConfig(device_count=DEVICES, kernel_attributes={"*": {"SHARED_SIZE_BYTES": STATIC}})
+    config = RuntimeConfig(device_count=DEVICES, kernel_attributes={"*": {"SHARED_SIZE_BYTES": STATIC}},
+                           profile=profile_for_object(path))
     entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
     entries += [EntrySpec(name="cuda_load_to_device", device=d) for d in range(DEVICES)] + [EntrySpec(name="launch")]
     run = run_object(path, config, entries)
+    optin = load_profile(config.profile).device_attributes[97]     # the profile that runs the cubin
     assert [(e.entry, e.returned, e.fault) for e in run.entries] == [(e.name, 0, None) for e in entries]
     names = kernel_handles(run.calls)
     for entry in run.entries[1:-1]:
@@ -101,7 +104,7 @@ def test_trace(case: KernelCase):
                     c.args.get("device")) for c in calls if "SetAttribute" in c.symbol]
         symbol = "_cudaFuncSetAttribute" if device is None else "_cudaKernelSetAttributeForDevice"
         assert setters == [(symbol, k, attr, value, device) for k in export.kernel_info
-                           for attr, value in ((8, OPTIN - STATIC), (14, 1))], entry.entry
+                           for attr, value in ((8, optin - STATIC), (14, 1))], entry.entry
     check_launches(case, [c for c in run.calls if c.symbol == "_cudaLaunchKernelEx"], names)
 
 
@@ -123,7 +126,8 @@ def check_launches(case: KernelCase, launches, names: dict[int, str]) -> None:
 
 @pytest.mark.parametrize("case", [_param(c, True) for c in CASES])
 def test_check(case: KernelCase):
-    check_or_3715(case, check_object(build(case), device_count=DEVICES))
+    path = build(case)
+    check_or_3715(case, check_object(path, device_count=DEVICES, profile=profile_for_object(path)))
 
 
 def check_or_3715(case: KernelCase, result) -> None:
