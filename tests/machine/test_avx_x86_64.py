@@ -71,6 +71,8 @@ def run_native_case(case: dict, sites: bool) -> None:
     for g, value in init["gpr"].items():
         if g != "rsp":
             uc.reg_write(GPR[g], MEM + value if g in PTRS else value)
+    if "mxcsr" in init:
+        uc.reg_write(UX.UC_X86_REG_MXCSR, init["mxcsr"])
     run(uc, code, sites)
     got_ymm = [uc.reg_read(YMM[i]).to_bytes(32, "little").hex() for i in range(16)]
     assert got_ymm == want["ymm"], case["asm"]
@@ -79,6 +81,9 @@ def run_native_case(case: dict, sites: bool) -> None:
     assert bytes(uc.mem_read(MEM, 512)).hex() == want["mem"], case["asm"]
     for i in range(16):
         assert uc.reg_read(ZMM[i]) >> 256 == 0, f"zmm{i} upper bits"
+    if "mxcsr" in want:      # control bits always; the exception flags where no SSE twin runs (Unicorn sets none)
+        checked = 0xFFFF if case["flags"] else 0xFFC0
+        assert hex(uc.reg_read(UX.UC_X86_REG_MXCSR) & checked) == hex(want["mxcsr"] & checked), case["asm"]
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE))

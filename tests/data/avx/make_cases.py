@@ -18,9 +18,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from fp_cases import FP_CASES, FP_SEED
+
 HERE = Path(__file__).resolve().parent
 GPRS = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{i}" for i in range(8, 16)]
 PTRS = {"rbx": 0, "rsi": 256, "r9": 128}
+MXCSR_DEFAULT = 0x1F80
 RIP_DATA = "jmp 2f\n.p2align 5\n1: .byte " + ",".join(str(i * 7 % 256) for i in range(32)) + "\n2:"
 
 # (name, assembly, needs_sites): needs_sites = contains VEX.128 instructions Unicorn runs itself
@@ -172,9 +175,10 @@ def harness_function(i: int, asm: str) -> str:
     return "\n".join([
         f".globl case_{i}", ".p2align 6", f"case_{i}:",
         "push rbx", "push rbp", "push r12", "push r13", "push r14", "push r15",
-        "mov [rip+g_state], rdi", *load, "mov rdi, [rdi+568]",
+        "mov [rip+g_state], rdi", "ldmxcsr [rdi+640]", *load, "mov rdi, [rdi+568]",
         asm,
-        "mov [rip+g_rdi], rdi", "mov rdi, [rip+g_state]", *store, "vzeroupper",
+        "mov [rip+g_rdi], rdi", "mov rdi, [rip+g_state]", "stmxcsr [rdi+640]", "ldmxcsr [rip+g_mxcsr]",
+        *store, "vzeroupper",
         "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "ret", ""])
 
 
@@ -183,7 +187,7 @@ MAIN_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-struct state { uint8_t ymm[16][32]; uint64_t gpr[16]; };
+struct state { uint8_t ymm[16][32]; uint64_t gpr[16]; uint32_t mxcsr, pad; };
 %(decls)s
 static void (*cases[])(struct state *) = { %(names)s };
 static void hex(const uint8_t *p, int n) { putchar('"'); for (int i = 0; i < n; i++) printf("%%02x", p[i]); putchar('"'); }
@@ -191,9 +195,9 @@ int main(void) {
     static uint8_t mem[512] __attribute__((aligned(64)));
     static const char *init_hex[] = { %(inits)s };
     for (unsigned c = 0; c < sizeof cases / sizeof *cases; c++) {
-        struct state s; uint8_t buf[512 + 512 + 128];
+        struct state s; uint8_t buf[512 + 512 + 128 + 8];
         for (int i = 0; i < (int)sizeof buf; i++) sscanf(init_hex[c] + 2 * i, "%%2hhx", &buf[i]);
-        memcpy(&s, buf, 512 + 128); memcpy(mem, buf + 640, 512);
+        memcpy(&s, buf, sizeof s); memcpy(mem, buf + sizeof s, 512);
         s.gpr[3] += (uint64_t)mem; s.gpr[6] += (uint64_t)mem; s.gpr[9] += (uint64_t)mem;
         cases[c](&s);
         s.gpr[3] -= (uint64_t)mem; s.gpr[6] -= (uint64_t)mem; s.gpr[9] -= (uint64_t)mem;
@@ -213,12 +217,13 @@ def initial_state(rng: random.Random) -> dict:
 
 def state_blob(st: dict) -> str:
     gpr = b"".join(st["gpr"][g].to_bytes(8, "little") for g in GPRS)
-    return "".join(st["ymm"]) + gpr.hex() + bytes.fromhex(st["mem"]).hex()
+    mxcsr = st.get("mxcsr", MXCSR_DEFAULT).to_bytes(8, "little")
+    return "".join(st["ymm"]) + gpr.hex() + mxcsr.hex() + bytes.fromhex(st["mem"]).hex()
 
 
 def native_results(cases: list, tmp: Path) -> list:
     asm = [".intel_syntax noprefix", ".text"] + [harness_function(i, c["asm"]) for i, c in enumerate(cases)]
-    asm += [".data", "g_state: .quad 0", "g_rdi: .quad 0", '.section .note.GNU-stack,"",@progbits']
+    asm += [".data", "g_state: .quad 0", "g_rdi: .quad 0", f"g_mxcsr: .long {MXCSR_DEFAULT}", '.section .note.GNU-stack,"",@progbits']
     (tmp / "h.S").write_text("\n".join(asm) + "\n")
     (tmp / "main.c").write_text(MAIN_C % {
         "decls": "\n".join(f"void case_{i}(struct state *);" for i in range(len(cases))),
@@ -226,12 +231,15 @@ def native_results(cases: list, tmp: Path) -> list:
         "inits": ", ".join(f'"{state_blob(c["init"])}"' for c in cases)})
     run("gcc", "-O0", "-mavx2", "main.c", "h.S", "-o", "h", cwd=tmp)
     out = []
-    for line in run("./h", cwd=tmp).splitlines():
+    for case, line in zip(cases, run("./h", cwd=tmp).splitlines()):
         rec = json.loads(line)
         raw = bytes.fromhex(rec["state"])
         gpr = {g: int.from_bytes(raw[512 + 8 * k:520 + 8 * k], "little") for k, g in enumerate(GPRS)}
         del gpr["rsp"]
-        out.append({"ymm": [raw[32 * r:32 * r + 32].hex() for r in range(16)], "gpr": gpr, "mem": rec["mem"]})
+        result = {"ymm": [raw[32 * r:32 * r + 32].hex() for r in range(16)], "gpr": gpr, "mem": rec["mem"]}
+        if "mxcsr" in case["init"]:
+            result["mxcsr"] = int.from_bytes(raw[640:644], "little")
+        out.append(result)
     return out
 
 
@@ -241,6 +249,12 @@ def main() -> None:
         tmp = Path(d)
         native = [{"name": n, "asm": a, "needs_sites": s, "code": snippet_bytes(a, tmp).hex(),
                    "init": initial_state(rng)} for n, a, s in NATIVE]
+        filler = random.Random(FP_SEED)
+        for case in FP_CASES:       # appended: the cases above keep their random state
+            init = initial_state(rng)
+            case.fill(init, filler)
+            native.append({"name": case.name, "asm": case.asm, "needs_sites": True,
+                           "code": snippet_bytes(case.asm, tmp).hex(), "flags": case.flags, "init": init})
         for case, expected in zip(native, native_results(native, tmp)):
             case["expected"] = expected
         assembled = [{"name": n, "asm": a, "code": snippet_bytes(a, tmp).hex()} for n, a in ASSEMBLED]
