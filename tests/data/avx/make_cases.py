@@ -152,6 +152,22 @@ ASSEMBLED = [
     ("ymm_evex_high", "vmovdqu64 ymm18, [rbx+32]\nvpxorq ymm19, ymm19, ymm19"),
     ("zmm_masked", "vmovups zmm0{k1}, [rbx]"),
     ("kmov", "kmovw k1, eax"),
+    # approximations whose bits depend on the CPU model; EVEX forms of what VEX forms carry out
+    ("unsupported_rcpss", "vrcpss xmm0, xmm1, xmm2"),
+    ("unsupported_rsqrtps_ymm", "vrsqrtps ymm3, ymm4"),
+    ("unsupported_rsqrtss", "vrsqrtss xmm5, xmm6, dword ptr [rbx]"),
+    ("loop_then_rcpps_ymm", "xor eax, eax\n3: vmovups ymm0, [rbx+rax]\nadd rax, 32\ncmp rax, 96\njne 3b\n"
+                            "vrcpps ymm0, ymm1"),
+    ("evex_fma_zmm", "vfmadd231ps zmm0, zmm1, zmm2"),
+    ("evex_fma_xmm17", "vfmadd213sd xmm17, xmm2, xmm3"),
+    ("evex_add_xmm", "{evex} vaddps xmm1, xmm2, xmm3"),
+    ("evex_add_ymm", "{evex} vmulpd ymm1, ymm2, ymm3"),
+    ("evex_cmp_mask", "vcmpps k1, xmm2, xmm3, 9"),
+    ("evex_cmp_predicate", "{evex} vcmpps k1, ymm2, ymm3, 30"),
+    ("evex_permilps", "vpermilps zmm1, zmm2, 0x1b"),
+    ("evex_cvtph2ps", "vcvtph2ps zmm1, ymm2"),
+    ("evex_blend_masked", "vblendmps zmm1{k1}, zmm2, zmm3"),
+    ("evex_permd", "{evex} vpermd ymm1, ymm2, ymm3"),
 ]
 
 

@@ -127,6 +127,18 @@ def _round(significand: int, shift: int, sign: int, mode: int) -> tuple[int, boo
     return m, True
 
 
+def flush_tiny(data: bytes, bits: int, count: int) -> bytes:
+    """`data` with each of its first `count` elements of `bits` bits that is subnormal replaced by a signed zero."""
+    fmt = F32 if bits == 32 else F64
+    value, size = int.from_bytes(data, "little"), fmt.bits
+    fraction = (1 << (fmt.precision - 1)) - 1
+    for i in range(count):
+        element = value >> (size * i)
+        if not element & fmt.exponent_mask and element & fraction:
+            value &= ~(fraction << (size * i))
+    return value.to_bytes(len(data), "little")
+
+
 def quieted(bits: int, fmt: Format) -> int:
     return bits | fmt.quiet
 

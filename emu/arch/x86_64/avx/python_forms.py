@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import fma
+from . import compare, dot, f16c, fma, permute
 from .operands import Instruction
 from .semantics import Handler
 
-BUILDERS: dict[str, Callable[[Instruction], Handler]] = {**fma.BUILDERS}
+BUILDERS: dict[str, Callable[[Instruction], Handler]] = {
+    **fma.BUILDERS, **compare.BUILDERS, **permute.BUILDERS, **f16c.BUILDERS, **dot.BUILDERS}
