@@ -11,7 +11,7 @@ a2+a3, b0+b1, b2+b3: measured, whatever order the SDM writes the sum in).
 """
 from __future__ import annotations
 
-from .ieee import F32, F64
+from .ieee import F32, F64, join
 from .operands import Instruction
 from .semantics import Handler
 from .vector_file import VectorFile
@@ -29,7 +29,7 @@ def checked(run: Handler, insn: Instruction) -> Handler:
     size = fmt.bits
     count = 1 if name[-2] == "s" else dst.nbytes * 8 // size
     element, exponent, quiet = (1 << size) - 1, fmt.exponent_mask, fmt.quiet
-    fraction = (1 << (fmt.precision - 1)) - 1
+    top_bit = 1 << (size - 1)
     per_lane = 128 // size
     if name.startswith(("vhadd", "vhsub")):
         # (source, element) pairs giving result element i of a 128-bit lane, lane offsets added below
@@ -39,17 +39,23 @@ def checked(run: Handler, insn: Instruction) -> Handler:
     else:
         sources = [(0, i, 1, i) for i in range(count)]
 
-    def is_nan(value: int) -> bool:
-        return value & exponent == exponent and value & fraction != 0
+    # NaN lanes at once: |x| + (2**(size-1) - 1 - |inf|) carries into a lane's top bit iff |x| > |inf|
+    magnitude = join([element >> 1] * count, size)
+    offset = join([(element >> 1) - exponent] * count, size)
+    top = join([1 << (size - 1)] * count, size)
+    elementwise = not name.startswith(("vhadd", "vhsub"))
 
     def handler(vf: VectorFile, insn: Instruction) -> None:
-        values = (src1.read(vf, insn), src2.read(vf, insn))
+        first, second = src1.read(vf, insn), src2.read(vf, insn)
         run(vf, insn)
-        fixes = []
+        nans = ((first & magnitude) + offset) & ((second & magnitude) + offset) & top if elementwise else top
+        if not nans:
+            return
+        values, fixes = (first, second), []
         for i, (s, j, t, k) in enumerate(sources):
-            first, second = values[s] >> (size * j) & element, values[t] >> (size * k) & element
-            if is_nan(first) and is_nan(second):
-                fixes.append((i, first | quiet))
+            a, b = values[s] >> (size * j) & element, values[t] >> (size * k) & element
+            if a & ~top_bit > exponent and b & ~top_bit > exponent:
+                fixes.append((i, a | quiet))
         if fixes:
             result = dst.read(vf, insn)
             for i, nan in fixes:
