@@ -1,7 +1,8 @@
 """Export a few upstream CuTe DSL kernels for the build machine's CPU, to see which VEX forms host code uses.
 
-These objects only feed the VEX mnemonic list (`vex_mnemonics.py`); they are not committed
-(the real-world corpus in tests/fixtures/realworld/ is, with its own build script).
+These objects feed the VEX mnemonic list (`vex_mnemonics.py`) and are not committed (the
+real-world corpus in tests/fixtures/realworld/ is, with its own build script), except
+host_fma_math, committed in tests/data/avx/host_fma/ with its native run.
 
 Command (nvidia-cutlass-dsl 4.8.0, no GPU; CUTLASS examples from a checkout of NVIDIA/cutlass):
     CUDA_VISIBLE_DEVICES='' CUTE_DSL_ARCH=sm_90a CUTE_DSL_NO_CACHE=1 \\
