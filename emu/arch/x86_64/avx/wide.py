@@ -19,6 +19,7 @@ from __future__ import annotations
 from ....fast_uc import mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
 from .ieee import flush_tiny
 from .operands import Instruction
+from .sse_twin import _EFLAGS, _MXCSR, DATA, _calculator      # loaded: sse_twin imports this module on first use
 from .vector_file import VectorFile
 
 # dst element size / src element size: the upper lane's source starts 16/ratio bytes in
@@ -71,7 +72,6 @@ class _WideTwin:
         return 16 if nbytes == 32 else 0      # a lane of a ymm source, or an xmm count used whole by both lanes
 
     def run(self, vf: VectorFile, insn: Instruction) -> None:
-        from .sse_twin import _EFLAGS, _MXCSR, DATA, _calculator
         guest, calculator = vf.uc, _calculator()
         uc = calculator.uc
         values = [(target, reg_read_bytes(guest, source, 32), step) for source, target, _, step in self.inputs]
