@@ -9,8 +9,8 @@ twin (sse_twin.py, wide.py).
 """
 from __future__ import annotations
 
-from .ieee import DE, F32, F64, FINITE, IE, INF, QNAN, SNAN, controls, decode, is_evex, join, lanes, raise_flags
-from .operands import Instruction, Memory, VectorRegister
+from .ieee import DE, F32, F64, FINITE, IE, INF, QNAN, SNAN, controls, decode, join, lanes, raise_flags
+from .operands import Instruction, vex_three_operands
 from .vector_file import VectorFile
 
 LT, EQ, GT, UNORDERED = 1, 2, 4, 8
@@ -50,12 +50,7 @@ def _order(x: tuple, y: tuple) -> int:
 
 
 def build(insn: Instruction):
-    if is_evex(insn.raw):
-        raise insn.fail("the EVEX (AVX-512) form is not carried out")
-    dst, src1, src2 = insn.ops
-    if not (isinstance(dst, VectorRegister) and isinstance(src1, VectorRegister)
-            and isinstance(src2, (VectorRegister, Memory))):
-        raise insn.fail("operand form not carried out")
+    dst, src1, src2 = vex_three_operands(insn)
     kind = insn.mnemonic[-2:]
     predicate = insn.raw[-1] & 31
     true_for, signalling = TRUE_FOR[predicate & 15], predicate in SIGNALLING

@@ -8,9 +8,9 @@ is set, the others get +0.0.  vdpps ymm does this in each 128-bit lane.
 """
 from __future__ import annotations
 
-from .ieee import (DE, F32, F64, FINITE, IE, INF, QNAN, RD, SNAN, ZERO, controls, decode, infinity, is_evex, join,
-                   lanes, quieted, raise_flags, round_value)
-from .operands import Immediate, Instruction, Memory, VectorRegister
+from .ieee import (DE, F32, F64, FINITE, IE, INF, QNAN, RD, SNAN, ZERO, controls, decode, infinity, join, lanes,
+                   quieted, raise_flags, round_value)
+from .operands import Instruction, vex_three_operands
 from .vector_file import VectorFile
 
 
@@ -71,12 +71,8 @@ def dot_lane(fmt, xs: list[int], ys: list[int], imm: int, mode: int, daz: bool, 
 
 
 def build(insn: Instruction):
-    if is_evex(insn.raw):
-        raise insn.fail("the EVEX (AVX-512) form is not carried out")
-    dst, src1, src2, imm = insn.ops
-    if not (isinstance(dst, VectorRegister) and isinstance(src1, VectorRegister)
-            and isinstance(src2, (VectorRegister, Memory)) and isinstance(imm, Immediate)):
-        raise insn.fail("operand form not carried out")
+    dst, src1, src2 = vex_three_operands(insn)
+    imm = insn.ops[3]
     fmt = F32 if insn.mnemonic == "vdpps" else F64
     size, per_lane = fmt.bits, 128 // fmt.bits
     count, control = dst.nbytes * 8 // size, imm.value

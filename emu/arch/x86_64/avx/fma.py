@@ -11,8 +11,8 @@ gives that NaN without the invalid flag; 0*inf or inf-inf otherwise give the def
 from __future__ import annotations
 
 from .ieee import (DE, F32, F64, FINITE, IE, INF, QNAN, RD, SNAN, ZERO, Format, controls, decode, infinity,
-                   is_evex, join, lanes, quieted, raise_flags, round_value)
-from .operands import Instruction, Memory, VectorRegister
+                   join, lanes, quieted, raise_flags, round_value)
+from .operands import Instruction, vex_three_operands
 from .vector_file import VectorFile
 
 # the operands (1-based, as written) that are first factor, second factor and addend
@@ -61,12 +61,7 @@ def build(insn: Instruction):
     """The handler for one decoded FMA3 instruction (VEX only)."""
     name = insn.mnemonic[1:]
     kind, order, signs = name[-2:], name[-5:-2], name[:-5]
-    if is_evex(insn.raw):
-        raise insn.fail("the EVEX (AVX-512) form is not carried out")
-    dst, src2, src3 = insn.ops
-    if not (isinstance(dst, VectorRegister) and isinstance(src2, VectorRegister)
-            and isinstance(src3, (VectorRegister, Memory))):
-        raise insn.fail("operand form not carried out")
+    dst, src2, src3 = vex_three_operands(insn)
     fmt = F32 if kind[1] == "s" else F64
     size = fmt.bits
     count = 1 if kind[0] == "s" else dst.nbytes * 8 // size

@@ -160,13 +160,6 @@ def raise_flags(vf: VectorFile, insn: Instruction, mxcsr: int, flags: int) -> No
         reg_write64(vf.uc, MXCSR, mxcsr | flags)
 
 
-def is_evex(raw: bytes) -> bool:
-    i = 0
-    while raw[i] in (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67):
-        i += 1
-    return raw[i] == 0x62
-
-
 def lanes(value: int, size: int, count: int) -> list[int]:
     mask = (1 << size) - 1
     return [value >> (size * i) & mask for i in range(count)]

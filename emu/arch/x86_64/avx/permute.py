@@ -7,8 +7,8 @@ fourth operand is set, else from src1.
 """
 from __future__ import annotations
 
-from .ieee import is_evex, join, lanes
-from .operands import Immediate, Instruction, Memory, VectorRegister
+from .ieee import join, lanes
+from .operands import Immediate, Instruction, Memory, VectorRegister, is_evex
 from .vector_file import VectorFile
 
 
