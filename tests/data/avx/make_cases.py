@@ -8,6 +8,10 @@ the emulator runs (`objcopy -O binary -j .text`), and inside a harness function 
 loads ymm0-15 and the general registers from a state block, runs the snippet on this
 CPU, and stores them back; the harness also gets a 512-byte, 64-aligned memory block.
 rbx = mem, rsi = mem + 256, r9 = mem + 128 ("ptr" registers, stored as offsets).
+The harness also loads MXCSR from the case (0x1F80 unless it says otherwise) and stores it
+after the snippet; the floating-point cases of fp_cases.py (FMA, VEX.256, compares,
+permutes, F16C, the twins under each rounding mode and DAZ/FTZ) come after the others,
+so regenerating keeps the earlier cases byte for byte.
 EVEX (AVX-512) and failing cases are assembled only, and the tests check them
 against the instruction's documented semantics.
 """

@@ -46,11 +46,12 @@ def checked(run: Handler, insn: Instruction) -> Handler:
     elementwise = not name.startswith(("vhadd", "vhsub"))
 
     def handler(vf: VectorFile, insn: Instruction) -> None:
-        first, second = src1.read(vf, insn), src2.read(vf, insn)
-        run(vf, insn)
-        nans = ((first & magnitude) + offset) & ((second & magnitude) + offset) & top if elementwise else top
-        if not nans:
+        first = src1.read(vf, insn)
+        if elementwise and not ((first & magnitude) + offset) & top:     # the usual case: no NaN in src1
+            run(vf, insn)
             return
+        second = src2.read(vf, insn)
+        run(vf, insn)
         values, fixes = (first, second), []
         for i, (s, j, t, k) in enumerate(sources):
             a, b = values[s] >> (size * j) & element, values[t] >> (size * k) & element
