@@ -17,18 +17,18 @@ blends, compare predicates above 7), VEX.256 and EVEX stop as unsupported.
 """
 from __future__ import annotations
 
-from unicorn import UC_ARCH_X86, UC_MODE_64, UC_PROT_ALL, Uc
 from unicorn import x86_const as UX
 
 from ....fast_uc import mem_read, mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
+from .calculator import CODE, DATA, EFLAGS, MXCSR
+from .calculator import calculator as shared_calculator
 from .ieee import DAZ, FTZ, flush_tiny
 from .nan_rule import FIRST_NAN, checked
 from .operands import GeneralRegister, Immediate, Instruction, Memory, VectorRegister
 from .vector_file import VectorFile
+from .wide import wide_handler
 
-CODE, DATA = 0x1000, 0x2000
 _ZMM = tuple(getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(16))
-_MXCSR, _EFLAGS = UX.UC_X86_REG_MXCSR, UX.UC_X86_REG_EFLAGS
 _ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
 _LEGACY_PREFIX = {0: b"", 1: b"\x66", 2: b"\xf3", 3: b"\xf2"}
 _MAP_ESCAPE = {1: b"\x0f", 2: b"\x0f\x38", 3: b"\x0f\x3a"}
@@ -71,31 +71,6 @@ FLUSHED.update({"vcvtsd2ss": (FTZ, 32, 1), "vcvtpd2ps": (FTZ, 32, 2)})
 FLAGS_ONLY = frozenset(("vucomiss", "vucomisd", "vcomiss", "vcomisd", "vptest"))
 
 
-class _Calculator:
-    """The private emulator the twins run on: one code page, one data page for a memory operand."""
-
-    def __init__(self) -> None:
-        self.uc = Uc(UC_ARCH_X86, UC_MODE_64)
-        self.uc.mem_map(CODE, 0x2000, UC_PROT_ALL)
-        self.loaded = b""
-
-    def run(self, code: bytes) -> None:
-        if code != self.loaded:
-            mem_write(self.uc, CODE, code)
-            self.loaded = code
-        self.uc.emu_start(CODE, CODE + len(code), count=1)
-
-
-_CALCULATOR: _Calculator | None = None
-
-
-def _calculator() -> _Calculator:
-    global _CALCULATOR
-    if _CALCULATOR is None:
-        _CALCULATOR = _Calculator()
-    return _CALCULATOR
-
-
 def handler(insn, decoded: Instruction):
     """The handler that carries `insn` (a capstone instruction) out through its SSE twin; raises when it has none."""
     if decoded.mnemonic in APPROXIMATIONS:
@@ -111,7 +86,6 @@ def handler(insn, decoded: Instruction):
         raise decoded.fail("the EVEX (AVX-512) form is not carried out")
     widths = {op.nbytes for op in decoded.ops if isinstance(op, VectorRegister)}
     if 32 in widths or any(isinstance(op, Memory) and op.nbytes == 32 for op in decoded.ops):
-        from .wide import wide_handler
         run = wide_handler(raw[start:], decoded, _Twin)
     elif widths - {16}:
         raise decoded.fail("operand width not carried out")
@@ -192,14 +166,14 @@ class _Twin:
         self.code = prefix + bytes([opcode]) + addressing + immediate
 
     def run(self, vf: VectorFile, insn: Instruction) -> None:
-        guest, calculator = vf.uc, _calculator()
+        guest, calculator = vf.uc, shared_calculator()
         uc = calculator.uc
         for source, target in self.inputs:
             reg_write_bytes(uc, target, reg_read_bytes(guest, source, 16))
         for reg in self.general:
             reg_write64(uc, reg, reg_read64(guest, reg))
-        mxcsr = reg_read64(guest, _MXCSR)
-        reg_write64(uc, _MXCSR, mxcsr)
+        mxcsr = reg_read64(guest, MXCSR)
+        reg_write64(uc, MXCSR, mxcsr)
         memory, ea = self.memory, None
         if memory is not None:
             ea = memory.address(guest)
@@ -216,7 +190,7 @@ class _Twin:
         elif kind == "memory":
             destination.store(vf, insn, mem_read(uc, DATA, destination.nbytes), ea)
         else:
-            reg_write64(guest, _EFLAGS, reg_read64(uc, _EFLAGS) & 0x8D5 | reg_read64(guest, _EFLAGS) & ~0x8D5)
+            reg_write64(guest, EFLAGS, reg_read64(uc, EFLAGS) & 0x8D5 | reg_read64(guest, EFLAGS) & ~0x8D5)
 
 
 def _modrm_length(bytes_: bytes) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ....fast_uc import mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
 from .ieee import flush_tiny
 from .operands import Instruction
-from .sse_twin import _EFLAGS, _MXCSR, DATA, _calculator      # loaded: sse_twin imports this module on first use
+from .calculator import DATA, EFLAGS, MXCSR, calculator as shared_calculator
 from .vector_file import VectorFile
 
 # dst element size / src element size: the upper lane's source starts 16/ratio bytes in
@@ -72,13 +72,13 @@ class _WideTwin:
         return 16 if nbytes == 32 else 0      # a lane of a ymm source, or an xmm count used whole by both lanes
 
     def run(self, vf: VectorFile, insn: Instruction) -> None:
-        guest, calculator = vf.uc, _calculator()
+        guest, calculator = vf.uc, shared_calculator()
         uc = calculator.uc
         values = [(target, reg_read_bytes(guest, source, 32), step) for source, target, _, step in self.inputs]
         for reg in self.general:
             reg_write64(uc, reg, reg_read64(guest, reg))
-        mxcsr = reg_read64(guest, _MXCSR)
-        reg_write64(uc, _MXCSR, mxcsr)
+        mxcsr = reg_read64(guest, MXCSR)
+        reg_write64(uc, MXCSR, mxcsr)
         memory: bytes | None = None
         if self.memory is not None:
             memory = self.memory.load(vf, insn) + bytes(32)
@@ -97,7 +97,7 @@ class _WideTwin:
             elif self.kind == "general":
                 results.append(reg_read64(uc, self.destination.write_id))
             else:
-                results.append(reg_read64(uc, _EFLAGS))
+                results.append(reg_read64(uc, EFLAGS))
         if self.kind == "vector":
             data = results[0][:8] + results[1][:8] if self.narrowing else results[0] + results[1]
             vf.write_bytes(self.destination.zmm, data)
@@ -105,5 +105,5 @@ class _WideTwin:
             reg_write64(guest, self.destination.write_id, results[0] | results[1] << self.mask_shift)
         else:
             both = results[0] & results[1] & (_ZF | _CF)
-            reg_write64(guest, _EFLAGS, reg_read64(guest, _EFLAGS) & ~_PTEST_FLAGS | both)
+            reg_write64(guest, EFLAGS, reg_read64(guest, EFLAGS) & ~_PTEST_FLAGS | both)
 
