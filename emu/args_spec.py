@@ -1,10 +1,12 @@
 """Describe a CuTe DSL export's `<prefix>_args_spec` without unpickling it.
 
-The DSL stores base64(pickle(inspect.Signature)) in the object. `pickle.loads` would import and
+The DSL stores base64(pickle(inspect.Signature)) in the object (4.4.x: an inspect.FullArgSpec). `pickle.loads` would import and
 call whatever the pickle names, so a crafted object could run code. Instead the opcodes are walked
 with `pickletools.genops` on a tiny symbolic stack machine: GLOBAL/STACK_GLOBAL yield names only,
 REDUCE/NEWOBJ/BUILD yield inert nodes, and nothing named in the pickle is imported or called.
-The resulting tree is then read as the shape `Signature.__reduce__` produces.
+The resulting tree is then read as the shape `Signature.__reduce__` (or FullArgSpec's namedtuple
+`__reduce__`) produces.  CPython spells a parameter kind `_ParameterKind(1)` or, since the 3.11 point
+releases that pickle enums by name (Debian's 3.11.2), `getattr(_ParameterKind, 'POSITIONAL_OR_KEYWORD')`.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ KIND_NAMES = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEY
 
 
 class ArgSpecError(ValueError):
-    """The args_spec is not a readable pickle of an inspect.Signature."""
+    """The args_spec is not a readable pickle of an inspect.Signature (or FullArgSpec)."""
 
 
 class ArgSpecParameter(BaseModel):
@@ -429,6 +431,9 @@ def _default(obj: Any) -> str | None:
 def _kind(obj: Any, pos: int) -> str:
     if _is_call_of(obj, "inspect", "_ParameterKind") and len(obj.args) == 1:
         obj = obj.args[0]
+    elif (_is_call_of(obj, "builtins", "getattr") and len(obj.args) == 2
+          and _is_global(obj.args[0], "inspect", "_ParameterKind") and obj.args[1] in KIND_NAMES):
+        return obj.args[1]                 # by-name enum pickling (CPython 3.11.2, 3.12+)
     if isinstance(obj, int) and not isinstance(obj, bool) and 0 <= obj < len(KIND_NAMES):
         return KIND_NAMES[obj]
     raise _fail("parameter kind is not an inspect._ParameterKind of 0..4", pos)
@@ -448,8 +453,14 @@ def _parameter(obj: Any, index: int, pos: int) -> ArgSpecParameter:
 
 
 def _signature(obj: Any, stop_pos: int) -> ArgSpec:
+    if _is_call_of(obj, "inspect", "FullArgSpec"):
+        return _full_arg_spec(obj, obj.args)
+    if (_is_call_of(obj, "copyreg", "_reconstructor") and len(obj.args) == 3   # protocols 0 and 1
+            and _is_global(obj.args[0], "inspect", "FullArgSpec") and _is_global(obj.args[1], "builtins", "tuple")
+            and isinstance(obj.args[2], tuple)):
+        return _full_arg_spec(obj, obj.args[2])
     if not _is_call_of(obj, "inspect", "Signature"):
-        raise _fail("pickled object is not an inspect.Signature", stop_pos)
+        raise _fail("pickled object is not an inspect.Signature", stop_pos, "nor an inspect.FullArgSpec, the 4.4 form")
     if len(obj.args) != 1 or not isinstance(obj.args[0], (tuple, list)):
         raise _fail("inspect.Signature is not built from one tuple of parameters", obj.pos)
     params = obj.args[0]
@@ -463,10 +474,55 @@ def _signature(obj: Any, stop_pos: int) -> ArgSpec:
     return ArgSpec(parameters=parameters, return_annotation=returns)
 
 
+FULL_ARG_SPEC_FIELDS = ("args", "varargs", "varkw", "defaults", "kwonlyargs", "kwonlydefaults", "annotations")
+
+
+def _full_arg_spec(obj: _Call, fields: tuple) -> ArgSpec:
+    """`FullArgSpec(args, varargs, varkw, defaults, kwonlyargs, kwonlydefaults, annotations)` as parameters."""
+    if len(fields) != len(FULL_ARG_SPEC_FIELDS):
+        raise _fail(f"inspect.FullArgSpec is not built from its {len(FULL_ARG_SPEC_FIELDS)} fields", obj.pos)
+    args, varargs, varkw, defaults, kwonly, kwdefaults, annotations = fields
+
+    def names(value: Any, what: str) -> list[str]:
+        if value is None:
+            return []
+        if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value):
+            raise _fail(f"FullArgSpec.{what} is not a list of names", obj.pos)
+        return list(value)
+
+    def optional_name(value: Any, what: str) -> list[str]:
+        if value is not None and not isinstance(value, str):
+            raise _fail(f"FullArgSpec.{what} is not a name or None", obj.pos)
+        return [] if value is None else [value]
+
+    for value, what in ((defaults, "defaults"), (kwdefaults, "kwonlydefaults"), (annotations, "annotations")):
+        if value is not None and not isinstance(value, (tuple, list, dict)):
+            raise _fail(f"FullArgSpec.{what} is neither None nor a container", obj.pos)
+    positional, keyword_only = names(args, "args"), names(kwonly, "kwonlyargs")
+    defaults = list(defaults or ())
+    if isinstance(defaults, dict) or len(defaults) > len(positional):
+        raise _fail("FullArgSpec.defaults is longer than its args", obj.pos)
+    kwdefaults = kwdefaults if isinstance(kwdefaults, dict) else {}
+    annotations = annotations if isinstance(annotations, dict) else {}
+    by_name = dict(zip(positional[len(positional) - len(defaults):], defaults))
+    by_name.update(kwdefaults)
+    order = ([(n, "POSITIONAL_OR_KEYWORD") for n in positional] + [(n, "VAR_POSITIONAL") for n in optional_name(varargs, "varargs")]
+             + [(n, "KEYWORD_ONLY") for n in keyword_only] + [(n, "VAR_KEYWORD") for n in optional_name(varkw, "varkw")])
+    if len(order) > MAX_PARAMETERS:
+        raise _fail(f"FullArgSpec claims {len(order)} parameters, more than {MAX_PARAMETERS}", obj.pos)
+    if len({n for n, _ in order}) != len(order):
+        raise _fail("FullArgSpec repeats a parameter name", obj.pos)
+    empty = _Global("inspect", "_empty")
+    parameters = [ArgSpecParameter(name=name, kind=kind, annotation=_annotation(annotations.get(name, empty)),
+                                   default=_default(by_name[name]) if name in by_name else None)
+                  for name, kind in order]
+    return ArgSpec(parameters=parameters, return_annotation=_annotation(annotations.get("return", empty)))
+
+
 def decode_args_spec(data: bytes | str) -> ArgSpec:
     """Describe the signature in an args_spec (base64 text, with or without trailing NULs).
 
-    Raises ArgSpecError for anything that is not a plain pickle of an inspect.Signature.
+    Raises ArgSpecError for anything that is not a plain pickle of an inspect.Signature or FullArgSpec.
     Never imports or calls anything the pickle names.
     """
     raw = _pickle_bytes(data)
