@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
+                       "'{\"dynamic_shapes\": [1024]}'); repeatable")
+    trace.add_argument("--args", metavar="FILE.json", help='launch arguments {"args": {name: value}}; --arg wins')
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
@@ -90,7 +94,8 @@ def _trace(args) -> int:
     count = args.devices if args.devices is not None else load_profile(config.profile).device_count
     config = RuntimeConfig(device_count=count)
     entries = loaders_for_devices(count)
-    entries += [EntrySpec(name="launch")]
+    from .launch.cli_args import launch_args_from_cli
+    entries += [EntrySpec(name="launch", args=launch_args_from_cli(args.arg, args.args))]
     runs = [run_object(path, config, entries) for path in args.objects]
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))

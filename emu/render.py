@@ -84,12 +84,28 @@ def show_run(run: ObjectRun) -> list[str]:
         label = entry.entry + (f"(device={entry.args['device']})" if "device" in entry.args else "")
         result = show_ret(entry.returned) if entry.fault is None else f"FAULT {entry.fault.kind}"
         lines.append(f"  {label} -> {result}")
+        if entry.launch:
+            lines.append(f"    {show_launch_args(entry.launch)}")
         for call in run.calls[entry.first_call:entry.end_call]:
             lines.append(f"    {show_call(call)}")
         position = entry.end_call
         if entry.fault is not None:
             lines.extend(show_fault_lines(entry.fault))
     return lines
+
+
+def show_launch_args(launch: dict) -> str:
+    """`args (header): a={data=0xd0000000 dynamic_shapes=[128,128]} n=1 stream=0x5000`."""
+    def value(v) -> str:
+        if isinstance(v, dict):
+            return "{" + " ".join(f"{k}={v[k]:#x}" if k == "data" else f"{k}={value(v[k])}" for k in v) + "}"
+        if isinstance(v, list):
+            return "[" + ",".join(value(i) for i in v) + "]"
+        return str(v)
+    source = launch.get("signature", "?") + (f", {launch['args_file']}" if launch.get("args_file") else "")
+    given = set(launch.get("given") or ())
+    args = " ".join(f"{name}{'' if name in given else '~'}={value(v)}" for name, v in launch.get("args", {}).items())
+    return f"args ({source}; ~ = default): {args}" if args else f"args ({source}): none"
 
 
 def show_fault_lines(fault) -> list[str]:

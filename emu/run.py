@@ -45,7 +45,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     session = ObjectSession(machine, config.library_handle)
     runs: list[EntryRun] = []
 
-    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False) -> bool:
+    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None) -> bool:
         symbol = export.entry_symbol(entry)
         address = image.functions.get(symbol)
         if address is None:
@@ -60,7 +60,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             returned = session.read_ret()
         runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
                                               instructions=None, fault=outcome.fault,
-                                              first_call=first_call, end_call=len(dispatcher.calls))))
+                                              first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         return outcome.fault is None
 
     for spec in entries:
@@ -80,7 +80,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             ok = _module_load(call, session, runtime, dispatcher, machine)
         else:  # launch
             from .launch import run_launch
-            ok = run_launch(call, session, export, path)
+            ok = run_launch(call, session, export, path, spec.args)
         if not ok:
             break
     return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
