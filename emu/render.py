@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from stub_models import CATALOGUE
 from stub_models.enums import CudaError, enum_label
 
 from .trace import CallRecord, ObjectRun
 
 
 def param_kinds(symbol: str) -> dict[str, Any]:
-    model = CATALOGUE.get(symbol)
+    from .stubs import STUB_CATALOGUE
+    model = STUB_CATALOGUE.get(symbol)
     return {p.name: p.c for p in model.params()} if model else {}
 
 
@@ -64,7 +64,13 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
     kinds = param_kinds(call.symbol)
     args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
                      if kinds.get(name) is None or kinds[name].kind != "out")
-    text = f"{call.symbol}({args}) -> {show_ret(call.ret)}"
+    from .stubs import STUB_CATALOGUE
+    libc = getattr(STUB_CATALOGUE.get(call.symbol), "api", None) == "libc"
+    if libc and "text" in call.args:              # output: the text written says it all
+        args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
+                         + [f"text={call.args['text']!r}"])
+    text = f"{call.symbol}({args}) -> {call.ret:#x}" if libc and call.ret > 0xFFFF else \
+        f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
     if call.outputs:
         text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
                                     for k, v in call.outputs.items())

@@ -145,20 +145,34 @@ def annotation_kind(annotation: str | None) -> tuple[str | None, str | None]:
     return None, None
 
 
-def omitted_optionals(spec: ArgSpec, launch_function: str | None) -> set[str]:
-    """Parameters the wrapper leaves out: compiled with None (the mangled name then holds a `None` token).
+def is_optional(param) -> bool:
+    """`Optional[X]` (pickled as `getitem(typing.Union, (X, type(None)))`) or a None default."""
+    annotation = param.annotation or ""
+    return param.default == "None" or "type(None)" in annotation or "NoneType" in annotation or "Optional" in annotation
 
-    A parameter whose default is None was left out by the header generator only if the
-    value it was compiled with was None; the launch function's mangled name spells each
-    such argument `_None`.  With as many `None` tokens as None-default parameters, all are
-    left out; with none, none is; anything else cannot be told apart.
+
+def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -> set[str]:
+    """Parameters the wrapper leaves out: those compiled with None.
+
+    The header generator drops an argument whose compile-time value was None.  Without the
+    header, arguments given by name decide: once every tensor that is not optional is given
+    (as `<prefix>.args.json` gives them all), an optional parameter not given was None.
+    Otherwise the launch function's mangled name, which spells each None argument `_None`,
+    decides when it is not cut short: as many `None` tokens as optional parameters means all
+    were None, none means none was; anything else cannot be told apart.
     """
-    candidates = [p.name for p in spec.parameters if p.default == "None" and p.kind != "VAR_KEYWORD"]
-    tokens = (launch_function or "").split("_").count("None")
-    if tokens == 0 or not candidates:
+    optional = [p.name for p in spec.parameters if is_optional(p) and p.kind != "VAR_KEYWORD" and p.name not in given]
+    required_tensors = [p.name for p in spec.parameters if not is_optional(p) and annotation_kind(p.annotation)[0] == "tensor"]
+    if not optional:
         return set()
-    if tokens == len(candidates):
-        return set(candidates)
+    if given and all(name in given for name in required_tensors):
+        return set(optional)
+    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
+    tokens = mangled.split("_").count("None")
+    if tokens == 0 and len(mangled) < MANGLED_NAME_LIMIT:
+        return set()
+    if tokens == len(optional):
+        return set(optional)
     raise LaunchSignatureError(
         f"without the header emu cannot tell which of the optional parameters {', '.join(candidates)} the export was "
         f"compiled without ({tokens} of them); put the header beside the object")
@@ -170,7 +184,7 @@ def i64_markers(launch_function: str | None) -> int | None:
 
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
-    omitted = omitted_optionals(spec, launch_function) - set(given)
+    omitted = omitted_optionals(spec, launch_function, given)
     params, slots = [], []
     for p in spec.parameters:
         if p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or p.name in omitted:
@@ -256,10 +270,10 @@ def cross_check(header: LaunchSignature, spec: ArgSpec, path: str, header_name: 
     if extra:
         raise LaunchSignatureError(f"{header_name} passes {', '.join(extra)}, which the object's args_spec does not "
                                    f"declare (it declares {', '.join(by_name) or 'nothing'}): the header is not this object's", path=path)
-    missing = [p.name for p in runtime if p.name not in names and p.default != "None"]
+    missing = [p.name for p in runtime if p.name not in names and not is_optional(p)]
     if missing:
         raise LaunchSignatureError(f"{header_name} does not pass {', '.join(missing)}, which the object's args_spec "
-                                   "declares without a None default: the header is not this object's", path=path)
+                                   "declares as neither Optional nor None by default: the header is not this object's", path=path)
     order = [p.name for p in runtime if p.name in names]
     if order != names:
         raise LaunchSignatureError(f"{header_name} passes its parameters in the order {', '.join(names)}; args_spec "
