@@ -79,8 +79,12 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         elif name == "module_load":
             ok = _module_load(call, session, runtime, dispatcher, machine)
         else:  # launch
-            from .launch import run_launch
-            ok = run_launch(call, session, export, path, spec.args)
+            from .launch import launch_not_built, run_launch
+            try:
+                ok = run_launch(call, session, export, path, spec.args)
+            except ObjectFormatError as error:      # the loaders' trace stays; the launch says why it did not run
+                runs.append(launch_not_built(export, error))
+                ok = False
         if not ok:
             break
     return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,

@@ -19,13 +19,13 @@ from typing import Any
 from ..args_spec import ArgSpecError, decode_args_spec
 from ..errors import BadInput, ObjectFormatError
 from ..header import parse_header
-from .arguments import default_extent, resolve, scalar_bytes, shown, tensor_bytes
+from .arguments import LaunchArgumentError, default_extent, resolve, scalar_bytes, shown, tensor_bytes
 from .signature import (LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check, from_args_spec,
                         from_header)
 
 MAX_ARGS_FILE_BYTES = 1 << 20
 
-__all__ = ["LaunchSignatureError", "launch_plan", "load_args_file", "run_launch"]
+__all__ = ["LaunchSignatureError", "launch_not_built", "launch_plan", "load_args_file", "run_launch"]
 
 
 def load_args_file(path: str) -> dict[str, Any]:
@@ -58,9 +58,13 @@ def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] 
         merged.update(load_args_file(args_file))
     merged.update(given or {})
     signature, spec = _signature(object_path, export, obj, arch, merged)
-    values = resolve(signature, merged, default_extent(export.launch_function))
+    try:
+        values = resolve(signature, merged, default_extent(export.launch_function))
+    except LaunchArgumentError as error:
+        raise LaunchArgumentError(error.message, path=object_path) from None
     return {"signature": signature, "values": values, "spec": spec,
             "record": {"signature": signature.source, "args": shown(signature, values), "given": sorted(merged),
+                       "layouts": {p.name: p.tensor.describe() for p in signature.params if p.tensor is not None},
                        "args_file": os.path.basename(args_file) if os.path.isfile(args_file) else None}}
 
 
@@ -123,6 +127,20 @@ def pack_arguments(signature: LaunchSignature, values: dict[str, Any], host, ret
         else:
             pointers.append(written[name])
     return pointers
+
+
+def launch_not_built(export, error: ObjectFormatError):
+    """The launch entry's record when its arguments cannot be built: a `launch_arguments` fault saying why.
+
+    A value the user gave that does not fit (LaunchArgumentError) is bad input instead, and
+    is raised: the command names the argument and exits 2.
+    """
+    from .arguments import LaunchArgumentError
+    from ..trace import EntryRun, Fault
+    if isinstance(error, LaunchArgumentError):
+        raise error
+    return EntryRun(entry="launch", function=export.launch_function or "", returned=None,
+                    fault=Fault(kind="launch_arguments", message=f"the launch did not run: {error.message}"))
 
 
 def run_launch(call, session, export, path: str, given: dict[str, Any] | None = None) -> bool:

@@ -178,10 +178,6 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -
         f"compiled without ({tokens} of them); put the header beside the object")
 
 
-def i64_markers(launch_function: str | None) -> int | None:
-    return None if not launch_function else launch_function.count("i64")
-
-
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
     omitted = omitted_optionals(spec, launch_function, given)
@@ -237,27 +233,44 @@ def _all_static(value: dict) -> bool:
     return set(value) <= {"data"}
 
 
-def apply_width_markers(signature: LaunchSignature, launch_function: str | None) -> LaunchSignature:
-    """Widen the guessed widths where the mangled name's `i64` markers account for exactly that many fields.
+_TENSOR_TOKEN = re.compile(r"(?:Fake)?Tensor(?=[A-Za-z_])")
 
-    The DSL writes `i64` for each 64-bit dynamic element it names.  The guess (32-bit
-    extents, 64-bit strides) is kept when the counts agree; when they do not, the only
-    other reading the DSL allows for one tensor (64-bit extents) is used if it makes them
-    agree, and otherwise the disagreement is reported rather than guessed through.
+
+def apply_width_markers(signature: LaunchSignature, launch_function: str | None) -> LaunchSignature:
+    """Each tensor's field widths, read from its token of the mangled launch-function name.
+
+    The DSL names a tensor argument by its layout (`FakeTensorFloat32div16div8i64div81`) and
+    writes `i64` for each 64-bit dynamic element; the widths follow from that count and the
+    numbers of dynamic extents and strides: 0 -> 32-bit both, the stride count -> 32-bit
+    extents and 64-bit strides (the DSL's default), all -> 64-bit both.  A tensor whose token
+    is missing (the DSL cuts names at 180 characters) or does not fit keeps the default.
     """
-    markers = i64_markers(launch_function)
-    if markers is None or len(launch_function.partition("__mlir_ciface_")[2]) >= MANGLED_NAME_LIMIT:
-        return signature                      # cut short: the markers of later arguments are lost
-    tensors = [p for p in signature.params if p.tensor is not None]
-    guessed = sum(p.tensor.stride_count for p in tensors)
-    if guessed == markers:
-        return signature
-    wide = [p for p in tensors if p.tensor.shape_count]
-    if len(wide) == 1 and guessed + wide[0].tensor.shape_count == markers:
-        t = wide[0].tensor
-        wider = LaunchParam(wide[0].name, "tensor", tensor=TensorLayout(t.shape_count, 8, t.stride_count, t.stride_width))
-        return LaunchSignature(signature.source, tuple(wider if p is wide[0] else p for p in signature.params), signature.slots)
-    return signature
+    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
+    starts = [m.start() for m in _TENSOR_TOKEN.finditer(mangled)]
+    tokens = [mangled[a:b] for a, b in zip(starts, starts[1:] + [len(mangled)])]   # spaces became "_" in some forms
+    cut = len(mangled) >= MANGLED_NAME_LIMIT
+    complete = len(tokens) - (1 if cut else 0)           # the last may be cut short
+    tensors = sum(1 for p in signature.params if p.kind == "tensor")
+    if len(tokens) > tensors or (not cut and len(tokens) != tensors):
+        return signature                                 # "Tensor" also names something else: no reliable reading
+    params, index = [], 0
+    for param in signature.params:
+        if param.kind == "tensor" and param.tensor is not None:
+            if index < complete:
+                param = _widths_from_token(param, tokens[index].count("i64"))
+            index += 1
+        params.append(param)
+    return LaunchSignature(signature.source, tuple(params), signature.slots)
+
+
+def _widths_from_token(param: LaunchParam, markers: int) -> LaunchParam:
+    t = param.tensor
+    # later entries win a tie: the DSL's default reading (32-bit extents, 64-bit strides) last
+    readings = {t.shape_count: (8, 4), t.shape_count + t.stride_count: (8, 8), 0: (4, 4), t.stride_count: (4, 8)}
+    widths = readings.get(markers) if t.shape_count + t.stride_count else None
+    if widths is None or widths == (t.shape_width, t.stride_width):
+        return param
+    return LaunchParam(param.name, "tensor", tensor=TensorLayout(t.shape_count, widths[0], t.stride_count, widths[1]))
 
 
 # -- cross-check ----------------------------------------------------------------------------------
