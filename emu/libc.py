@@ -126,8 +126,16 @@ def _convert(uc: Uc, spec: str, conv: str, length: str | None, precision: str | 
         return (spec.replace("#", "") + "s") % ("(nil)" if raw == 0 else f"{raw:#x}")
     bits = _INT_BITS[length]
     value = _signed(raw, bits) if conv in "di" else raw & ((1 << bits) - 1)
+    if precision is not None:                       # C: a precision makes an integer ignore the 0 flag
+        spec = _without_zero_flag(spec)
     text = (spec + ("d" if conv in "diu" else conv)) % value
     return text.replace("0o", "0", 1) if conv == "o" else text      # C's alternate octal form is a leading 0
+
+
+def _without_zero_flag(spec: str) -> str:
+    body = spec[1:]
+    flags = body[:len(body) - len(body.lstrip("-+ #0"))]
+    return "%" + flags.replace("0", "") + body[len(flags):]
 
 
 def _signed(value: int, bits: int) -> int:
@@ -203,6 +211,10 @@ def _puts(state, uc, call, fixed):
 
 def _fputs(state, uc, call, fixed):
     return len(call.s or ""), {"text": call.s or ""}
+
+
+def _putc(state, uc, call, fixed):
+    return call.c & 0xFF, {"text": chr(call.c & 0xFF)}
 
 
 def _putchar(state, uc, call, fixed):
@@ -294,7 +306,8 @@ def _stack_chk_fail(state, uc, call, fixed):
 
 
 LIBC_BEHAVIOURS: dict[str, Callable[[LibcState, Uc, Any, int], tuple[int, dict[str, Any]]]] = {
-    "printf": _printf, "fprintf": _printf, "puts": _puts, "fputs": _fputs, "putchar": _putchar, "fwrite": _fwrite,
+    "printf": _printf, "fprintf": _printf, "puts": _puts, "fputs": _fputs, "putchar": _putchar, "putc": _putc, "fputc": _putc,
+    "fwrite": _fwrite,
     "memcpy": _memcpy, "memmove": _memcpy, "memset": _memset, "strlen": _strlen,
     "malloc": _malloc, "calloc": _calloc, "realloc": _realloc, "free": _free,
     "abort": _abort, "exit": _exit, "__stack_chk_fail": _stack_chk_fail,

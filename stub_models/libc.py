@@ -58,6 +58,18 @@ class Putchar(LibcCall):
     c: Int = Field(description="the character written")
 
 
+class Putc(LibcCall):
+    symbol: ClassVar[str] = "putc"
+    prototype: ClassVar[str] = "int putc(int c, FILE *stream)"
+    c: Int = Field(description="the character written")
+    stream: Handle = Field(description="the FILE * written to")
+
+
+class Fputc(Putc):
+    symbol: ClassVar[str] = "fputc"
+    prototype: ClassVar[str] = "int fputc(int c, FILE *stream)"
+
+
 class Fwrite(LibcCall):
     symbol: ClassVar[str] = "fwrite"
     prototype: ClassVar[str] = "size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream)"
@@ -140,7 +152,7 @@ class StackChkFail(LibcCall):
 
 
 LIBC_MODELS: tuple[type[LibcCall], ...] = (
-    Printf, Fprintf, Puts, Fputs, Putchar, Fwrite,
+    Printf, Fprintf, Puts, Fputs, Putchar, Putc, Fputc, Fwrite,
     Memcpy, Memmove, Memset, Strlen,
     Malloc, Calloc, Realloc, Free,
     Abort, Exit, StackChkFail,
