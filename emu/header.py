@@ -2,7 +2,7 @@
 
 The header is untrusted text: it is never preprocessed or compiled.  Comments and
 preprocessor lines are removed here (blocks under `#ifdef __cplusplus` dropped, every
-other conditional kept), `__attribute__((...))` is cut out (a `packed` one is honoured),
+other conditional kept), blocks under `#if 0` too, `__attribute__((...))` is cut out (a `packed` one is honoured),
 and the rest is parsed by pycparser after a prelude that declares the CUDA and
 <stdint.h> types the DSL's headers use.  Struct layouts then follow the C rules of the
 object's data model (x86-64 and AArch64 are both LP64: the types a header can use have
@@ -159,7 +159,7 @@ def strip_preprocessor(text: str) -> tuple[str, set[int]]:
             words = stripped.lstrip("#").split()
             word = words[0] if words else ""
             if word in ("if", "ifdef", "ifndef"):
-                cplusplus = word == "ifdef" and words[1:2] == ["__cplusplus"]
+                cplusplus = (word == "ifdef" and words[1:2] == ["__cplusplus"]) or (word == "if" and words[1:] == ["0"])
                 stack.append(cplusplus)
                 skipping += cplusplus
             elif word in ("else", "elif") and stack and stack[-1]:
@@ -188,9 +188,13 @@ def _strip_attributes(text: str) -> tuple[str, set[int]]:
 
 
 def _shift_line(message: str, path: str) -> str:
-    """pycparser counts lines from the prelude's start; name the header's own line."""
-    return re.sub(r":(\d+):(\d+)", lambda m: f":{max(1, int(m.group(1)) - PRELUDE_LINES)}:{m.group(2)}",
-                  message.replace(f"{path}:", "line:"), count=1)
+    """pycparser counts lines from the prelude's start; name the header's own line and column."""
+    message = message[len(path):].lstrip(":") if message.startswith(path) else message
+    match = re.match(r"(\d+):(\d+):?\s*(.*)", message, re.S)
+    if match is None:
+        return message.strip()
+    line = int(match.group(1)) - PRELUDE_LINES
+    return f"line {line}, column {match.group(2)}: {match.group(3).strip()}" if line > 0 else match.group(3).strip()
 
 
 # -- layout -----------------------------------------------------------------------------------------
