@@ -21,7 +21,7 @@ from ..errors import BadInput, ObjectFormatError
 from ..header import parse_header
 from .arguments import LaunchArgumentError, default_extent, resolve, scalar_bytes, shown, tensor_bytes
 from .signature import (LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check, from_args_spec,
-                        from_header)
+                        from_header, with_spec_defaults)
 
 MAX_ARGS_FILE_BYTES = 1 << 20
 
@@ -88,6 +88,7 @@ def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any]):
             signature = from_header(parsed, header_path)
             if spec is not None:
                 cross_check(signature, spec, object_path, os.path.basename(header_path))
+                signature = with_spec_defaults(signature, spec)
             return signature, spec
     if spec is None:
         why = spec_error or f"no {export.prefix}_args_spec symbol"

@@ -157,11 +157,13 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -
     The header generator drops an argument whose compile-time value was None.  Without the
     header, arguments given by name decide: once every tensor that is not optional is given
     (as `<prefix>.args.json` gives them all), an optional parameter not given was None.
+    A stream whose default is None counts as passed (exports are compiled with one).
     Otherwise the launch function's mangled name, which spells each None argument `_None`,
     decides when it is not cut short: as many `None` tokens as optional parameters means all
     were None, none means none was; anything else cannot be told apart.
     """
-    optional = [p.name for p in spec.parameters if is_optional(p) and p.kind != "VAR_KEYWORD" and p.name not in given]
+    optional = [p.name for p in spec.parameters if is_optional(p) and p.kind != "VAR_KEYWORD" and p.name not in given
+                and annotation_kind(p.annotation)[0] != "stream"]     # a stream defaulting to None is still passed
     required_tensors = [p.name for p in spec.parameters if not is_optional(p) and annotation_kind(p.annotation)[0] == "tensor"]
     if not optional:
         return set()
@@ -274,6 +276,14 @@ def _widths_from_token(param: LaunchParam, markers: int) -> LaunchParam:
 
 
 # -- cross-check ----------------------------------------------------------------------------------
+def with_spec_defaults(signature: LaunchSignature, spec: ArgSpec) -> LaunchSignature:
+    """The header's parameters with the Python defaults args_spec records (a scalar's default value)."""
+    defaults = {p.name: p.default for p in spec.parameters if p.default is not None}
+    params = tuple(LaunchParam(p.name, p.kind, p.ctype, p.tensor, p.count, p.list_size, defaults.get(p.name, p.default))
+                   for p in signature.params)
+    return LaunchSignature(signature.source, params, signature.slots)
+
+
 def cross_check(header: LaunchSignature, spec: ArgSpec, path: str, header_name: str) -> None:
     """Refuse a header whose wrapper does not take what the object's args_spec says."""
     runtime = [p for p in spec.parameters if p.kind not in ("VAR_POSITIONAL", "VAR_KEYWORD")]
