@@ -137,7 +137,7 @@ def launch_not_built(export, error: ObjectFormatError):
     is raised: the command names the argument and exits 2.
     """
     from .arguments import LaunchArgumentError
-    from ..trace import EntryRun, Fault
+    from ..records import EntryRun, Fault
     if isinstance(error, LaunchArgumentError):
         raise error
     return EntryRun(entry="launch", function=export.launch_function or "", returned=None,
