@@ -19,13 +19,14 @@ from typing import Any
 from ..args_spec import ArgSpecError, decode_args_spec
 from ..errors import BadInput, ObjectFormatError
 from ..header import parse_header
-from .arguments import LaunchArgumentError, default_extent, resolve, scalar_bytes, shown, tensor_bytes
+from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
+                        resolve, scalar_bytes, shown, tensor_bytes)
 from .signature import (LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check, from_args_spec,
                         from_header, with_spec_defaults)
 
 MAX_ARGS_FILE_BYTES = 1 << 20
 
-__all__ = ["LaunchSignatureError", "launch_not_built", "launch_plan", "load_args_file", "run_launch"]
+__all__ = ["STREAM_HANDLE", "TENSOR_DATA_BASE", "TENSOR_DATA_STRIDE", "LaunchSignatureError", "launch_not_built", "launch_plan", "load_args_file", "run_launch"]
 
 
 def load_args_file(path: str) -> dict[str, Any]:
