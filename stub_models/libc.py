@@ -87,12 +87,9 @@ class Memcpy(LibcCall):
     n: Size = Field(description="bytes copied")
 
 
-class Memmove(LibcCall):
+class Memmove(Memcpy):
     symbol: ClassVar[str] = "memmove"
-    prototype: ClassVar[str] = "void *memmove(void *dest, const void *src, size_t n)"
-    dest: Ptr = Field(description="destination")
-    src: Ptr = Field(description="source (may overlap dest)")
-    n: Size = Field(description="bytes copied")
+    prototype: ClassVar[str] = "void *memmove(void *dest, const void *src, size_t n)"      # src may overlap dest
 
 
 class Memset(LibcCall):
