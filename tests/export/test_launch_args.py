@@ -206,3 +206,20 @@ def test_every_parameter_kind_is_packed_as_the_header_passes_it():
     assert host.blocks[pointers[7]][:2] == bytes.fromhex("003e")          # __half_raw 1.5
     assert host.blocks[pointers[8]][:2] == bytes.fromhex("0040")          # bfloat16 2.0
     assert host.blocks[pointers[6]][0] == 255 and host.blocks[pointers[10]][:8] == (-3).to_bytes(8, "little", signed=True)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("int32_t alpha", "float alpha"), "parameter alpha is float in add.h but args_spec annotates it cutlass.base_dsl.typing.Int32"),
+    (("add_Tensor_b_t *b, add_Tensor_c_t *c", "add_Tensor_c_t *c, add_Tensor_b_t *b"), "passes its parameters in the order a, c, b"),
+    (("int32_t alpha, ", "int32_t beta, "), "passes beta, which the object's args_spec does not declare"),
+])
+def test_a_header_that_disagrees_with_args_spec_is_refused(edit, message, tmp_path):
+    shutil.copyfile(export("x86_64", "add"), tmp_path / "add.o")
+    header = (DATA / "launch" / "x86_64" / "add.h").read_text()
+    assert edit[0] in header
+    header = header.replace(*edit)
+    if edit[1].startswith("int32_t beta"):
+        header = header.replace("&alpha", "&beta")
+    (tmp_path / "add.h").write_text(header)
+    entry, _ = launch(str(tmp_path / "add.o"))
+    assert entry.fault.kind == "launch_arguments" and message in entry.fault.message, entry.fault.message
