@@ -28,6 +28,7 @@ except ImportError:                                      # pragma: no cover - py
 from .errors import ObjectFormatError
 
 MAX_HEADER_BYTES = 4 << 20
+MAX_OPAQUE_TYPES = 32
 
 PRELUDE = """
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
@@ -118,12 +119,7 @@ def parse_header(text: str, path: str, arch: str = "x86_64") -> HeaderSignature 
     if len(text) > MAX_HEADER_BYTES:
         raise HeaderError(f"header of {len(text)} bytes is larger than {MAX_HEADER_BYTES}", path=path)
     source, packed = strip_preprocessor(text)
-    try:
-        unit = CParser().parse(PRELUDE + source, filename=path)
-    except ParseError as error:
-        raise HeaderError(f"not C that emu can read: {_shift_line(str(error), path)}", path=path) from None
-    except (AssertionError, RecursionError) as error:   # pycparser's own checks
-        raise HeaderError(f"not C that emu can read ({type(error).__name__})", path=path) from None
+    unit = _parse(source, path)
     layout = _Layout(DATA_MODELS[arch], path, packed)
     wrapper = None
     for node in unit.ext:
@@ -136,6 +132,62 @@ def parse_header(text: str, path: str, arch: str = "x86_64") -> HeaderSignature 
     if wrapper is None:
         return None
     return _signature(wrapper, layout, path)
+
+
+def _parse(source: str, path: str) -> c_ast.FileAST:
+    """Parse, declaring as opaque any type name the header's code uses but the prelude lacks.
+
+    Header code beyond the wrapper (4.3's Kernel_Metadata_Load uses `CUdevice`, driver enums)
+    may name CUDA types the prelude does not declare; C cannot be parsed without knowing a
+    name is a type.  Each such name becomes an incomplete struct: code may declare one, but
+    a struct that holds one has no size, so a launch argument's layout never rests on a guess.
+    """
+    opaque: list[str] = _undeclared_type_names(source)
+    for _ in range(MAX_OPAQUE_TYPES + 1):
+        prelude = PRELUDE[:-1] + "".join(f" typedef struct __emu_opaque_{n} {n};" for n in opaque) + "\n"   # same lines
+        try:
+            return CParser().parse(prelude + source, filename=path)
+        except ParseError as error:
+            name = _unknown_type_name(prelude + source, str(error), path)
+            if name is None or name in opaque:
+                raise HeaderError(f"not C that emu can read: {_shift_line(str(error), path)}", path=path) from None
+            opaque.append(name)
+        except (AssertionError, RecursionError) as error:   # pycparser's own checks
+            raise HeaderError(f"not C that emu can read ({type(error).__name__})", path=path) from None
+    raise HeaderError(f"not C that emu can read: more than {MAX_OPAQUE_TYPES} undeclared type names", path=path)
+
+
+_C_WORDS = frozenset("auto break case char const continue default do double else enum extern float for goto if inline int "
+                     "long register restrict return short signed sizeof static struct switch typedef union unsigned void "
+                     "volatile while _Bool".split())
+
+
+_DECLARATION = re.compile(r"^\s*(?:const\s+)?([A-Za-z_]\w*)(?:\s+|\s*\*+\s*)[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\s*[;=,)]", re.M)
+_TYPEDEF_NAME = re.compile(r"\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*;")
+_STRUCT_TYPEDEF_NAME = re.compile(r"}\s*([A-Za-z_]\w*)\s*;")
+
+
+def _undeclared_type_names(source: str) -> list[str]:
+    """Names that start a declaration (`CUdevice device;`) but no typedef declares (pycparser's errors
+    do not always say where)."""
+    known = (_C_WORDS | set(_TYPEDEF_NAME.findall(PRELUDE)) | set(_TYPEDEF_NAME.findall(source))
+             | set(_STRUCT_TYPEDEF_NAME.findall(PRELUDE + source)) | {"return"})
+    names = [n for n in dict.fromkeys(_DECLARATION.findall(source)) if n not in known]
+    return names[:MAX_OPAQUE_TYPES]
+
+
+def _unknown_type_name(text: str, message: str, path: str) -> str | None:
+    """The identifier just before where pycparser stopped, when it stands where a type name would."""
+    match = re.search(r":(\d+):(\d+)", message[len(path):] if message.startswith(path) else message)
+    if match is None:
+        return None
+    lines = text.split("\n")
+    line, column = int(match.group(1)), int(match.group(2))
+    if not 0 < line <= len(lines):
+        return None
+    before = re.search(r"(?:^\s*|[;{}(,]\s*|\b(?:const|static)\s+)([A-Za-z_]\w*)\s*\**\s*$", lines[line - 1][:column - 1])
+    name = before.group(1) if before else None
+    return name if name and name not in _C_WORDS and not name.startswith("__emu_") else None
 
 
 # -- text clean-up ---------------------------------------------------------------------------------
@@ -255,6 +307,8 @@ class _Layout:
     def struct(self, node: c_ast.Struct, depth: int = 0) -> CStruct:
         if node.decls is None:                       # a reference to a named struct
             known = self.structs.get(node.name or "")
+            if known is None and (node.name or "").startswith("__emu_opaque_"):
+                raise self.fail(f"unknown type {node.name[len('__emu_opaque_'):]} (not a type export_to_c writes)", node)
             if known is None:
                 raise self.fail(f"struct {node.name} is used but not defined", node)
             return known

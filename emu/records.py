@@ -81,7 +81,7 @@ class Fault(Model):
 
     kind: Literal["unmapped_read", "unmapped_write", "unmapped_fetch", "protected_read", "protected_write",
                   "protected_fetch", "invalid_instruction", "unsupported_instruction", "instruction_budget",
-                  "timeout", "missing_stub", "stub_error", "cpu_exception", "exit", "abort", "launch_arguments"] = Field(description="what went wrong")
+                  "timeout", "missing_stub", "stub_error", "cpu_exception", "exit", "abort"] = Field(description="what went wrong")
     message: str = Field(description="one-paragraph explanation")
     address: int | None = Field(default=None, description="the faulting data address, where there is one")
     pc: int | None = Field(default=None, description="the program counter at the fault")

@@ -26,7 +26,7 @@ from .signature import (LaunchSignature, LaunchSignatureError, apply_width_marke
 
 MAX_ARGS_FILE_BYTES = 1 << 20
 
-__all__ = ["STREAM_HANDLE", "TENSOR_DATA_BASE", "TENSOR_DATA_STRIDE", "LaunchSignatureError", "launch_not_built", "launch_plan", "load_args_file", "run_launch"]
+__all__ = ["STREAM_HANDLE", "TENSOR_DATA_BASE", "TENSOR_DATA_STRIDE", "LaunchSignatureError", "launch_plan", "load_args_file", "run_launch"]
 
 
 def load_args_file(path: str) -> dict[str, Any]:
@@ -129,20 +129,6 @@ def pack_arguments(signature: LaunchSignature, values: dict[str, Any], host, ret
         else:
             pointers.append(written[name])
     return pointers
-
-
-def launch_not_built(export, error: ObjectFormatError):
-    """The launch entry's record when its arguments cannot be built: a `launch_arguments` fault saying why.
-
-    A value the user gave that does not fit (LaunchArgumentError) is bad input instead, and
-    is raised: the command names the argument and exits 2.
-    """
-    from .arguments import LaunchArgumentError
-    from ..records import EntryRun, Fault
-    if isinstance(error, LaunchArgumentError):
-        raise error
-    return EntryRun(entry="launch", function=export.launch_function or "", returned=None,
-                    fault=Fault(kind="launch_arguments", message=f"the launch did not run: {error.message}"))
 
 
 def run_launch(call, session, export, path: str, given: dict[str, Any] | None = None) -> bool:

@@ -101,13 +101,19 @@ def _wrap(body: str) -> str:
 @pytest.mark.parametrize("body, message", [
     ("    void data;", "a field or argument of type void"),
     ("    void *data;\n    int32_t dynamic_shapes[1099511627776];", "array length"),
-    ("    void *data;\n    mystery_t dynamic_shapes[2];", "not C that emu can read"),
+    ("    void *data;\n    mystery_t dynamic_shapes[2];", "unknown type mystery_t"),
     ("    void *data;\n    int32_t dynamic_shapes[n];", "not an integer constant"),
     ("    void *data\n    int32_t x;", "line 3, column 5"),
 ])
 def test_bad_headers_are_refused_with_the_line(body, message):
     with pytest.raises(HeaderError, match=message.replace("[", r"\[")):
         parse_header(_wrap(body), "bad.h")
+
+
+def test_undeclared_type_names_in_header_code_are_opaque():
+    """4.3 headers use driver types (CUdevice) in Kernel_Metadata_Load: they parse, and nothing is laid out from them."""
+    text = "static void load(void) { CUdevice device; CUkernel *kernels = 0; }\n" + _wrap("    void *data;")
+    assert parse_header(text, "h").params[0].struct.size == 8
 
 
 def test_nothing_is_preprocessed_or_included():

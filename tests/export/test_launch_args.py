@@ -18,7 +18,7 @@ from emu.header import parse_header
 from emu.launch import pack_arguments
 from emu.launch.arguments import default_extent, resolve
 from emu.launch.signature import from_header
-from emu.run import run_object
+from emu.run import EntryNotRun, run_object
 
 DATA = Path(__file__).parent / "data"
 ARCHS = ("x86_64", "aarch64")
@@ -43,6 +43,15 @@ def launch(path: str, args=None):
     entry = run.entries[-1]
     configs = [c.args["config"] for c in run.calls if c.symbol == "_cudaLaunchKernelEx"]
     return entry, configs
+
+
+def refused(path: str, args=None) -> EntryNotRun:
+    """The launch could not be built: the error, which keeps the loaders' trace."""
+    with pytest.raises(EntryNotRun) as info:
+        run_object(path, entries=[*loaders_for_devices(1), EntrySpec(name="launch", args=args)])
+    assert [e.entry for e in info.value.run.entries] == ["cuda_init", "cuda_load", "cuda_load_to_device"]
+    assert all(e.returned == 0 for e in info.value.run.entries)
+    return info.value
 
 
 def grid(configs) -> list[list[int]]:
@@ -76,8 +85,7 @@ def test_friendly_form_needs_the_header_to_pick_the_dynamic_modes(arch, tmp_path
     entry, configs = launch(export(arch, "add"), given)
     assert entry.fault is None and grid(configs) == [[8, 8, 1]]
     assert entry.launch["args"]["a"] == {"data": 0x10000, "dynamic_shapes": [4096, 8], "dynamic_strides": [8]}
-    without, _ = launch(alone(export(arch, "add"), tmp_path), given)
-    assert without.fault.kind == "launch_arguments" and "raw form" in without.fault.message
+    assert "raw form" in refused(alone(export(arch, "add"), tmp_path), given).message
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -115,17 +123,15 @@ def test_header_of_another_export_is_refused_but_the_loaders_still_run(tmp_path)
     target = tmp_path / "add.o"
     shutil.copyfile(export("x86_64", "add"), target)
     shutil.copyfile(DATA / "launch" / "x86_64" / "opt.h", tmp_path / "add.h")
-    run = run_object(str(target), entries=[EntrySpec(name="cuda_init"), EntrySpec(name="launch")])
-    assert run.entries[0].returned == 0
-    fault = run.entries[-1].fault
-    assert fault.kind == "launch_arguments" and "the header is not this object's" in fault.message
+    error = refused(str(target))
+    assert "the header is not this object's" in error.message and error.exit_code == 2
 
 
 def test_without_header_or_arguments_the_launch_says_what_it_needs(tmp_path, cli):
     result = cli("trace", alone(export("aarch64", "add"), tmp_path))
-    assert result.code == 3
+    assert result.code == 2
     assert "cuda_load_to_device(device=0) -> 0 SUCCESS" in result.out
-    assert "launch -> FAULT launch_arguments" in result.out and "dynamic_shapes" in result.out
+    assert "entry launch was not run" in result.err and "dynamic_shapes" in result.err
 
 
 def test_cli_arg_args_file_and_args_json_beside_the_object(tmp_path, cli):
@@ -221,5 +227,4 @@ def test_a_header_that_disagrees_with_args_spec_is_refused(edit, message, tmp_pa
     if edit[1].startswith("int32_t beta"):
         header = header.replace("&alpha", "&beta")
     (tmp_path / "add.h").write_text(header)
-    entry, _ = launch(str(tmp_path / "add.o"))
-    assert entry.fault.kind == "launch_arguments" and message in entry.fault.message, entry.fault.message
+    assert message in refused(str(tmp_path / "add.o")).message
