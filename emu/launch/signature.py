@@ -183,6 +183,7 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
     omitted = omitted_optionals(spec, launch_function, given)
+    static = _static_tensors(spec, omitted, launch_function)
     params, slots = [], []
     for p in spec.parameters:
         if p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or p.name in omitted:
@@ -195,7 +196,8 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
             raise LaunchSignatureError(f"args_spec parameter {p.name} has annotation {p.annotation!r}, which does not say "
                                        "how it is passed; put the header beside the object", path=path)
         if kind == "tensor":
-            params.append(LaunchParam(p.name, "tensor", tensor=_layout_from_value(p.name, value, path)))
+            layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(p.name, value, path)
+            params.append(LaunchParam(p.name, "tensor", tensor=layout))
             slots.append((p.name, "value", 0))
         elif kind == "array":
             if not isinstance(value, list):
@@ -208,6 +210,27 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
             slots.append((p.name, "address", 0))
     slots.append(("ret", "ret", 0))
     return LaunchSignature("args_spec", tuple(params), tuple(slots))
+
+
+def _tensor_tokens(launch_function: str | None, tensors: int) -> list[str] | None:
+    """Each tensor argument's part of the mangled launch-function name, in order; None when they cannot be
+    matched one to one (a class name holding "Tensor", or a name the DSL cut at 180 characters: the last
+    part is then dropped)."""
+    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
+    starts = [m.start() for m in _TENSOR_TOKEN.finditer(mangled)]
+    tokens = [mangled[a:b] for a, b in zip(starts, starts[1:] + [len(mangled)])]   # spaces became "_" in some forms
+    if len(tokens) > tensors or (len(mangled) < MANGLED_NAME_LIMIT and len(tokens) != tensors):
+        return None
+    return tokens[:-1] if len(mangled) >= MANGLED_NAME_LIMIT else tokens
+
+
+def _static_tensors(spec: ArgSpec, omitted: set[str], launch_function: str | None) -> set[str]:
+    """Tensors compiled with no dynamic mode: a fake tensor's name part spells each dynamic element `div<N>`
+    (`FakeTensorFloat321281` is shape 128, stride 1), so one with no `div` is passed as `{void *data}`."""
+    names = [p.name for p in spec.parameters if p.name not in omitted and p.kind not in ("VAR_POSITIONAL", "VAR_KEYWORD")
+             and annotation_kind(p.annotation)[0] == "tensor"]
+    tokens = _tensor_tokens(launch_function, len(names)) or []
+    return {name for name, token in zip(names, tokens) if token.startswith("FakeTensor") and "div" not in token}
 
 
 def _kind_from_value(value) -> tuple[str | None, str | None]:
@@ -247,18 +270,13 @@ def apply_width_markers(signature: LaunchSignature, launch_function: str | None)
     extents and 64-bit strides (the DSL's default), all -> 64-bit both.  A tensor whose token
     is missing (the DSL cuts names at 180 characters) or does not fit keeps the default.
     """
-    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
-    starts = [m.start() for m in _TENSOR_TOKEN.finditer(mangled)]
-    tokens = [mangled[a:b] for a, b in zip(starts, starts[1:] + [len(mangled)])]   # spaces became "_" in some forms
-    cut = len(mangled) >= MANGLED_NAME_LIMIT
-    complete = len(tokens) - (1 if cut else 0)           # the last may be cut short
-    tensors = sum(1 for p in signature.params if p.kind == "tensor")
-    if len(tokens) > tensors or (not cut and len(tokens) != tensors):
-        return signature                                 # "Tensor" also names something else: no reliable reading
+    tokens = _tensor_tokens(launch_function, sum(1 for p in signature.params if p.kind == "tensor"))
+    if tokens is None:
+        return signature                                 # no reliable reading
     params, index = [], 0
     for param in signature.params:
         if param.kind == "tensor" and param.tensor is not None:
-            if index < complete:
+            if index < len(tokens):
                 param = _widths_from_token(param, tokens[index].count("i64"))
             index += 1
         params.append(param)

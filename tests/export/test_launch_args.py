@@ -228,3 +228,12 @@ def test_a_header_that_disagrees_with_args_spec_is_refused(edit, message, tmp_pa
         header = header.replace("&alpha", "&beta")
     (tmp_path / "add.h").write_text(header)
     assert message in refused(str(tmp_path / "add.o")).message
+
+
+def test_a_fake_tensor_with_no_dynamic_mode_needs_no_arguments_without_the_header(tmp_path):
+    """`FakeTensorFloat321281` (shape 128, stride 1) spells no `div`: the tensor is passed as `{void *data}`."""
+    seed = Path(__file__).resolve().parents[1] / "fixtures" / "cutlass-dsl-4.8.0" / "x86_64" / "carveout_25.o"
+    with_header, configs = launch(str(seed))
+    without, configs_alone = launch(alone(str(seed), tmp_path))
+    assert without.fault is None and configs_alone == configs
+    assert without.launch["layouts"] == with_header.launch["layouts"] == {"x": "{void *data}"}
