@@ -52,7 +52,7 @@ def default_extent(launch_function: str | None) -> int:
 def resolve(signature: LaunchSignature, given: dict[str, Any], extent: int) -> dict[str, Any]:
     """Every parameter's value in the raw form (what is written), the given ones checked."""
     names = [p.name for p in signature.params]
-    unknown = [name for name in given if name not in names]
+    unknown = [name for name, value in given.items() if name not in names and value is not None]   # null: left out
     if unknown:
         raise LaunchArgumentError(f"launch argument(s) {', '.join(unknown)} name no parameter of the wrapper "
                                   f"(it takes {', '.join(names) or 'nothing'})")

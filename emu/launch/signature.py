@@ -182,7 +182,7 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -
 
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
-    omitted = omitted_optionals(spec, launch_function, given)
+    omitted = omitted_optionals(spec, launch_function, given) | {name for name, value in given.items() if value is None}
     static = _static_tensors(spec, omitted, launch_function)
     params, slots = [], []
     for p in spec.parameters:

@@ -90,10 +90,10 @@ def test_friendly_form_needs_the_header_to_pick_the_dynamic_modes(arch, tmp_path
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_optional_none_is_left_out_and_python_defaults_apply(arch, tmp_path):
-    entry, configs = launch(export(arch, "opt"))
+    entry, configs = launch(export(arch, "opt"), {"bias": None})          # null: the argument is left out
     assert entry.fault is None and list(entry.launch["args"]) == ["x", "factor", "stream"]
     assert entry.launch["args"]["factor"] == 3 and grid(configs) == [[entry.launch["args"]["x"]["dynamic_shapes"][0] // 3, 1, 1]]
-    without, configs_alone = launch(alone(export(arch, "opt"), tmp_path), {"x": {"dynamic_shapes": [600]}})
+    without, configs_alone = launch(alone(export(arch, "opt"), tmp_path), {"x": {"dynamic_shapes": [600]}, "bias": None})
     assert without.fault is None and list(without.launch["args"]) == ["x", "factor", "stream"]
     assert grid(configs_alone) == [[200, 1, 1]]
 
