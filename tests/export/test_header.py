@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from emu.header import HeaderError, parse_header, strip_preprocessor
+from emu.c_source import strip_preprocessor
+from emu.header import HeaderError, parse_header
 from emu.launch.signature import from_header
 
 ROOT = Path(__file__).resolve().parents[2]
