@@ -27,6 +27,7 @@ ANNOTATION_C_TYPES = {"Int8": "int8_t", "Int16": "int16_t", "Int32": "int32_t", 
                       "Float16": "__half_raw", "BFloat16": "__nv_bfloat16"}
 _ALGEBRA = {"Shape", "Stride", "IntTuple", "Coord", "Tile", "Layout"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TENSOR_TOKEN = re.compile(r"(?:Fake)?Tensor(?=[A-Za-z_])")      # where a tensor argument's part of a mangled name starts
 
 
 class LaunchSignatureError(ObjectFormatError):
@@ -258,7 +259,6 @@ def _all_static(value: dict) -> bool:
     return set(value) <= {"data"}
 
 
-_TENSOR_TOKEN = re.compile(r"(?:Fake)?Tensor(?=[A-Za-z_])")
 
 
 def apply_width_markers(signature: LaunchSignature, launch_function: str | None) -> LaunchSignature:
