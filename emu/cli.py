@@ -74,7 +74,7 @@ def _run(args) -> int:
     loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
-        print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
+        _print_json({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]})
     else:
         for result in results:
             print_scenario(result, quiet=args.quiet)
@@ -99,7 +99,7 @@ def _trace(args) -> int:
             runs.append(reason.run)
             stopped.append(reason)
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
+        _print_json([r.model_dump(mode="json") for r in runs])
     else:
         for run in runs:
             print("\n".join(show_run(run)))
@@ -108,6 +108,12 @@ def _trace(args) -> int:
     if stopped:
         return EXIT_BAD_INPUT if any(r.exit_code == EXIT_BAD_INPUT for r in stopped) else stopped[0].exit_code
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
+
+
+def _print_json(value) -> None:
+    """Print plain JSON data, indented: pydantic-core's encoder writes it several times faster than `json`'s."""
+    from pydantic_core import to_json
+    print(to_json(value, indent=1).decode())
 
 
 def _inspect(args) -> int:

@@ -49,9 +49,3 @@ class BuildError(BadInput):
 
 class DslNotInstalled(BuildError):
     """A scenario builds its object, and nvidia-cutlass-dsl is not installed (pytest skips it)."""
-
-
-class EmulationFault(EmuError):
-    """The loader code did something a CPU would fault on, or ran past its budget (exit 3)."""
-
-    exit_code = EXIT_FAULT

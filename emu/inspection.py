@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from stub_models import CATALOGUE
 from stub_models.libc import LIBC_CATALOGUE
@@ -22,16 +22,13 @@ from .entries import ENTRY_NAMES
 from .export import Export, describe_export
 from .generation import recognise
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
+from .model import Model
 from .objfile import ObjectFile, load_object
 
 BINARY_SYMBOL = "kernels_binary"
 ENTRIES = tuple(name for name in ENTRY_NAMES if name != "module_load")   # module_load is header code, not a symbol
 EMU_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}   # emu lays out the GOT itself
 MAX_HEADER_CHARS = 4 << 20                 # a header is read for its shape only
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class EntryPoint(Model):

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .cuda.config import RuntimeConfig
 from .cuda.profile import load_profile
@@ -23,6 +23,7 @@ from .generation import without_kernel_info
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
 from .inspection import attribute_name
+from .model import Model
 from .run import run_object
 from .records import CallRecord, EntryRun, ObjectRun
 
@@ -30,10 +31,6 @@ from .records import CallRecord, EntryRun, ObjectRun
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
 LOADERS = ("cuda_load", "cuda_load_to_device")
 EXIT_RANK = {EXIT_OK: 0, EXIT_EXPECTATION_FAILED: 1, EXIT_FAULT: 2, EXIT_BAD_INPUT: 3}
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class SetCall(Model):

@@ -45,18 +45,6 @@ class Section(NamedTuple):
     info: int
     data: bytes  # empty for NOBITS
 
-    @property
-    def alloc(self) -> bool:
-        return bool(self.flags & SHF_ALLOC)
-
-    @property
-    def writable(self) -> bool:
-        return bool(self.flags & SHF_WRITE)
-
-    @property
-    def executable(self) -> bool:
-        return bool(self.flags & SHF_EXECINSTR)
-
 
 class Symbol(NamedTuple):
     index: int

@@ -4,63 +4,19 @@ These models are emu's JSON contract (`python -m emu schema` prints their JSON S
 field names and meanings only ever grow.  Argument values are plain JSON: integers
 (handles and pointers too), decoded C strings, and decoded structs as objects.
 """
-from __future__ import annotations
+from typing import Any, Literal
 
-from typing import Any, Callable, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .arch import NAMES
+from .hotpath import build_record
+from .model import Model
 
 TRACE_VERSION = 1
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-_EVERY_FIELD: dict[type, set[str]] = {}
-
-
-def fast_model(cls: type[BaseModel], values: dict[str, Any]) -> Any:
-    """An instance of `cls` holding `values` (every field given), without validation.
-
-    pydantic's `model_construct` re-walks defaults and costs tens of microseconds; the
-    hot path (several stub calls per loader run) builds records from values it already
-    trusts, so it sets the instance state directly.
-    """
-    instance = cls.__new__(cls)
-    object.__setattr__(instance, "__dict__", values)
-    fields = _EVERY_FIELD.get(cls)
-    if fields is None or len(fields) != len(values):
-        fields = set(values)
-        if len(fields) == len(cls.model_fields):
-            # One set shared by every instance that holds every field: pydantic only ever
-            # adds a field name to it (on assignment), and each is there already.
-            _EVERY_FIELD[cls] = fields
-    object.__setattr__(instance, "__pydantic_fields_set__", fields)
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance
-
-
-def model_factory(cls: type[BaseModel]) -> Callable[[dict[str, Any]], Any]:
-    """`fast_model(cls, values)` for a hot path that always gives every field.
-
-    The stub path builds a CallRecord per call: the class, its shared field set and the
-    slot setters are bound once here instead of looked up per record.
-    """
-    fields = _EVERY_FIELD.setdefault(cls, set(cls.model_fields))
-    new, set_slot = cls.__new__, object.__setattr__
-
-    def make(values: dict[str, Any]) -> Any:
-        instance = new(cls)
-        set_slot(instance, "__dict__", values)
-        set_slot(instance, "__pydantic_fields_set__", fields)
-        set_slot(instance, "__pydantic_extra__", None)
-        set_slot(instance, "__pydantic_private__", None)
-        return instance
-    return make
+# The name emu/run.py and tests/cuda use; hotpath.build_record is the one implementation.
+fast_model = build_record
 
 
 class CallRecord(Model):
@@ -97,7 +53,6 @@ class EntryRun(Model):
     function: str = Field(description="the object symbol that was called")
     args: dict[str, int] = Field(default_factory=dict, description="the arguments the entry was given (device, ...)")
     returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); null on a fault")
-    instructions: int | None = Field(default=None, description="guest instructions executed, where counted")
     fault: Fault | None = Field(default=None, description="set when the entry did not return")
     first_call: int = Field(default=0, description="index of the entry's first call in ObjectRun.calls")
     end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")

@@ -69,7 +69,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
         runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
-                                              instructions=None, fault=outcome.fault,
+                                              fault=outcome.fault,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         return outcome.fault is None
 

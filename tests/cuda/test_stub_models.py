@@ -337,6 +337,6 @@ def test_generated_decoders_convert_every_argument_kind():
         names = [p.name for p in model.params()]
         params = tuple((p.name, "u64", None) for p in model.params())
         assert list(_compile_decoder(params)(list(range(len(names))), None)) == names
-        instance, values = _compile_decoder(params, model, set(names))(list(range(len(names))), None)
+        instance, values = _compile_decoder(params, model)(list(range(len(names))), None)
         assert type(instance) is model and instance.__dict__ is values and list(values) == names
         assert [getattr(instance, name) for name in names] == list(range(len(names)))
