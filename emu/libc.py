@@ -20,7 +20,7 @@ from unicorn import x86_const as x86
 
 from .fast_uc import mem_read, mem_write, reg_read64
 from .memory_map import HOST_BASE, HOST_SIZE
-from .stubs import StubFailure
+from .errors import StubFailure
 
 HEAP_BASE = HOST_BASE + HOST_SIZE // 2      # the lower half holds the arguments emu writes
 HEAP_END = HOST_BASE + HOST_SIZE

@@ -15,8 +15,10 @@ from stub_models.libc import LIBC_CATALOGUE
 from unicorn import Uc, UcError
 
 from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from .errors import StubFailure
 from .fast_uc import mem_read, mem_write
 from .hotpath import generated_function, record_factory, record_lines, record_names
+from .libc import LIBC_BEHAVIOURS, LibcState
 from .memory_map import stub_address
 from .records import CallRecord
 from .structs import DECODERS
@@ -27,10 +29,6 @@ _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 <
 MAX_CSTRING = 4096
 # The one stub table: every CUDA wrapper model, and the C library functions host code calls (emu.libc).
 STUB_CATALOGUE = {**CATALOGUE, **LIBC_CATALOGUE}
-
-
-class StubFailure(Exception):
-    """A stub could not do its job (an unreadable argument, an unwritable out-pointer)."""
 
 
 def read_c_string(uc: Uc, address: int) -> str | None:
@@ -68,7 +66,6 @@ class _Plan:
         self.arity = len(self.params)
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params, model)
-        from .libc import LIBC_BEHAVIOURS           # imported here: emu.libc builds on this module
         self.host = LIBC_BEHAVIOURS.get(model.symbol)   # a C library function: acts on emulated memory
 
 
@@ -192,7 +189,6 @@ class StubDispatcher:
 
     def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: CudaCall, shown: dict, caller: str) -> None:
         """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
-        from .libc import LibcState
         if self.libc is None:
             self.libc = LibcState()
         record = {"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
