@@ -113,9 +113,9 @@ def _default(obj: Any) -> str | None:
 def _kind(obj: Any, pos: int) -> str:
     if _is_call_of(obj, "inspect", "_ParameterKind") and len(obj.args) == 1:
         obj = obj.args[0]
-    elif (_is_call_of(obj, "builtins", "getattr") and len(obj.args) == 2
+    elif (_is_call_of(obj, "builtins", "getattr") and len(obj.args) == 2 and not obj.kwargs
           and _is_global(obj.args[0], "inspect", "_ParameterKind") and obj.args[1] in KIND_NAMES):
-        return obj.args[1]                 # by-name enum pickling (CPython 3.11.2, 3.12+)
+        return obj.args[1]                 # by-name enum pickling (CPython 3.11.2, Debian 12's)
     if isinstance(obj, int) and not isinstance(obj, bool) and 0 <= obj < len(KIND_NAMES):
         return KIND_NAMES[obj]
     raise fail("parameter kind is not an inspect._ParameterKind of 0..4", pos)

@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
+
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
 
 
@@ -29,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
                        "'{\"dynamic_shapes\": [1024]}'); repeatable")
     trace.add_argument("--args", metavar="FILE.json", help='launch arguments {"args": {name: value}}; --arg wins')
+    trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
@@ -36,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     try:
@@ -89,7 +93,7 @@ def _trace(args) -> int:
     from .render import show_run
     from .run import EntryNotRun
 
-    runtime = {"device_count": args.devices} if args.devices is not None else None
+    runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     launch_args = launch_args_from_cli(args.arg, args.args)
     runs, stopped = [], []
     for path in args.objects:
@@ -126,7 +130,7 @@ def _inspect(args) -> int:
 def _check(args) -> int:
     from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
-    result = check_objects(objects, args.devices, stderr_progress if directories else None)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
     for obj in result.objects:
         if obj.error:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)

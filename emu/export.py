@@ -108,6 +108,13 @@ def metadata_symbols(obj: ObjectFile, prefix: str) -> list[str]:
             if (symbol := obj.symbol(name)) is not None and symbol.defined]
 
 
+def _integer(value) -> int:
+    """An attribute value as the DSL writes it: a JSON integer (not a float such as 1e400, a string or a bool)."""
+    if type(value) is not int:
+        raise ValueError(f"attribute value {json.dumps(value)} is not an integer")
+    return value
+
+
 def _kernel_info(obj: ObjectFile, prefix: str) -> tuple[dict[str, dict[int, int]], str | None]:
     text = obj.c_string(f"{prefix}_kernel_info")
     if text is None:
@@ -116,7 +123,7 @@ def _kernel_info(obj: ObjectFile, prefix: str) -> tuple[dict[str, dict[int, int]
         raw = json.loads(text)
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
-        return {str(name): {int(k): int(v) for k, v in (attrs or {}).items()} for name, attrs in raw.items()}, None
+        return {str(name): {int(k): _integer(v) for k, v in (attrs or {}).items()} for name, attrs in raw.items()}, None
     except (ValueError, TypeError, AttributeError) as error:
         return {}, f"{prefix}_kernel_info is not the expected JSON {{kernel: {{attribute: value}}}}: {error}"
 

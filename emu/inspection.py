@@ -20,6 +20,7 @@ from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
 from .arch import NAMES
 from .entries import ENTRY_NAMES
 from .export import Export, describe_export
+from .cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from .generation import recognise
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
 from .model import Model
@@ -54,6 +55,8 @@ class GpuBinary(Model):
     size: int = Field(description="bytes of the symbol")
     fatbin: FatbinInfo | None = Field(description="the decoded container; null when it cannot be decoded")
     error: str | None = Field(default=None, description="why it cannot be decoded")
+    kernels: KernelImages | None = Field(default=None, description="each kernel's attributes derived from its cubin, "
+                                         "as the first profile whose device runs the binary loads it")
 
 
 class UndefinedSymbol(Model):
@@ -156,7 +159,7 @@ def _binary(obj: ObjectFile) -> GpuBinary | None:
         return None
     data = obj.symbol_bytes(symbol)
     try:
-        return GpuBinary(symbol=BINARY_SYMBOL, size=len(data), fatbin=parse_fatbin(data))
+        return GpuBinary(symbol=BINARY_SYMBOL, size=len(data), fatbin=parse_fatbin(data), kernels=kernel_images(data))
     except FatbinError as error:
         return GpuBinary(symbol=BINARY_SYMBOL, size=len(data), fatbin=None, error=str(error))
 
@@ -211,4 +214,6 @@ def _binary_lines(binary: GpuBinary | None) -> list[str]:
     for entry in binary.fatbin.entries if binary.fatbin else []:
         lines.append(f"    {entry.kind} {entry.sm_arch or '-'} v{entry.code_version}, {entry.payload_size} bytes"
                      + (" compressed" if entry.compressed else ""))
+    if binary.kernels is not None:
+        lines += kernel_image_lines(binary.kernels)
     return lines

@@ -85,19 +85,19 @@ class CheckResult(Model):
     exit_code: int = Field(description="the worst object's exit code (bad input over faults over discrepancies)")
 
 
-def default_device_count() -> int:
-    return load_profile(RuntimeConfig().profile).device_count
+def default_device_count(profile: str = "h200") -> int:
+    return load_profile(profile).device_count
 
 
-def check_object(path: str, device_count: int | None = None) -> ObjectCheck:
+def check_object(path: str, device_count: int | None = None, profile: str = "h200") -> ObjectCheck:
     """Run the loaders of one object and compare them with its kernel_info; never raises EmuError."""
-    count = default_device_count() if device_count is None else device_count
+    count = default_device_count(profile) if device_count is None else device_count
     try:
         _image, export = load_image(path)
         if export.kernel_info_error:
             raise BadInput(export.kernel_info_error, path=str(path))
         entries = loaders_for_devices(count)
-        run = run_object(path, RuntimeConfig(device_count=count), entries)
+        run = run_object(path, RuntimeConfig(device_count=count, profile=profile), entries)
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
     loaders = loader_entries(run)
@@ -124,7 +124,7 @@ def loader_entries(run: ObjectRun) -> list[LoaderEntry]:
 
 def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> LoaderEntry:
     calls = run.calls[entry.first_call:entry.end_call]
-    device = entry.args.get("device", run.state.get("current_device", 0))
+    device = entry.args.get("device", run.state.current_device)
     for call in calls:
         if call.symbol == "_cudaGetDevice" and call.ret == 0:
             device = call.outputs.get("device", device)
@@ -163,12 +163,9 @@ def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, run:
 
 def state_value(run: ObjectRun, kernel: str, attribute: int, device: int) -> int | None:
     """The attribute of the kernel the loaders looked up, on `device`, after the run."""
-    handles = [h for h, name in kernel_handles(run.calls).items() if name == kernel]
-    name = attribute_name(attribute)
-    for record in run.state.get("kernels", []):
-        if record["handle"] in handles:
-            return record["devices"].get(str(device), {}).get(name)
-    return None
+    handles = {h for h, name in kernel_handles(run.calls).items() if name == kernel}
+    record = run.state.kernel_with_handle(handles)
+    return record.attribute(device, attribute) if record is not None else None
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:
@@ -187,14 +184,14 @@ def find_objects(paths: list[str]) -> tuple[list[str], bool]:
 
 
 def check_objects(objects: list[str], device_count: int | None = None,
-                  progress: Callable[[int, int, str], None] | None = None) -> CheckResult:
+                  progress: Callable[[int, int, str], None] | None = None, profile: str = "h200") -> CheckResult:
     """Check each object in turn (see `find_objects` for turning directories into objects)."""
-    count = default_device_count() if device_count is None else device_count
+    count = default_device_count(profile) if device_count is None else device_count
     results = []
     for index, path in enumerate(objects, 1):
         if progress:
             progress(index, len(objects), path)
-        results.append(check_object(path, count))
+        results.append(check_object(path, count, profile))
     worst = max((r.exit_code for r in results), key=lambda code: EXIT_RANK.get(code, 4), default=EXIT_OK)
     return CheckResult(device_count=count, objects=results, exit_code=worst)
 

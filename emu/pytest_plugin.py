@@ -1,8 +1,12 @@
 """pytest plugin: every scenarios/**/*.yaml becomes test items, one per object.
 
 Registered through the `pytest11` entry point.  A failure shows the scenario file and
-line of each failed expectation with its diff; a scenario marked `upstream_bug` is a
-strict expected failure, so a fixed upstream turns it into a failing XPASS.
+line of each failed expectation with its diff.  A scenario marked `upstream_bug` is an
+expected failure only when it fails exactly as the bug says (`upstream_bug.fails`: those
+expectations fail, every other one holds, every entry returns): that failure is raised as
+`UpstreamBugReproduced`, the only exception its xfail marker accepts.  A crash, a fault or
+another expectation failing raises something else and is reported as a plain FAIL with its
+own message; a fixed upstream turns a strict one into a failing XPASS.
 """
 from __future__ import annotations
 
@@ -45,7 +49,8 @@ class ScenarioFile(pytest.File):
                 item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
                 bug = loaded.scenario.upstream_bug
                 if bug is not None:
-                    item.add_marker(pytest.mark.xfail(strict=bug.strict, reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
+                    item.add_marker(pytest.mark.xfail(strict=bug.strict, raises=UpstreamBugReproduced,
+                                                      reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
                 yield item
 
 
@@ -53,6 +58,14 @@ class ScenarioFailed(Exception):
     def __init__(self, lines: list[str]):
         super().__init__("\n".join(lines))
         self.lines = lines
+
+
+class UpstreamBugReproduced(ScenarioFailed):
+    """The scenario failed exactly as its upstream_bug documents: the only failure its xfail accepts."""
+
+
+class UpstreamBugNotReproduced(ScenarioFailed):
+    """An upstream_bug scenario failed in a way the bug does not explain: a real failure."""
 
 
 class ScenarioItem(pytest.Item):
@@ -74,6 +87,12 @@ class ScenarioItem(pytest.Item):
                     lines.append(f"{self.loaded.path}:{check.line or '?'}: {check.kind} failed for {check.object}")
                     lines.append(f"  {check.summary}")
                     lines.extend(f"    {d}" for d in check.diff)
+            if result.bug_reproduced:
+                raise UpstreamBugReproduced(lines)
+            if result.upstream_bug is not None:
+                raise UpstreamBugNotReproduced(
+                    [f"{self.loaded.path}: fails, but not (only) as upstream bug {result.upstream_bug} documents:",
+                     *(f"  {problem}" for problem in result.unexplained), "", *lines])
             raise ScenarioFailed(lines)
 
     def repr_failure(self, excinfo, style=None):

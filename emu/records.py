@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .arch import NAMES
+from .cuda.runtime import RuntimeSnapshot
 from .hotpath import build_record
 from .model import Model
 
@@ -71,7 +72,7 @@ class ObjectRun(Model):
     prefix: str = Field(description="the export prefix detected from the symbols")
     entries: list[EntryRun] = Field(description="entries in the order they ran")
     calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")
-    state: dict[str, Any] = Field(default_factory=dict, description="the CUDA runtime model's state after the run")
+    state: RuntimeSnapshot = Field(default_factory=RuntimeSnapshot, description="the CUDA runtime model's state after the run")
 
     @property
     def fault(self) -> Fault | None:

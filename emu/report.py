@@ -14,8 +14,10 @@ def scenario_lines(result: ScenarioResult, quiet: bool = False) -> list[str]:
             lines.append(f"  {'PASS' if check.passed else 'FAIL'} {check.kind}{where}: {check.summary}")
             lines.extend(f"      {d}" for d in check.diff)
     verdict = "passed" if result.passed else "FAILED"
-    if result.upstream_bug and not result.passed:
+    if result.bug_reproduced:
         verdict += f" (documents upstream bug {result.upstream_bug})"
+    elif result.upstream_bug and not result.passed:
+        verdict += f" (NOT only as upstream bug {result.upstream_bug} documents: " + "; ".join(result.unexplained) + ")"
     failed = sum(not r.passed for r in result.results)
     lines.append(f"== {verdict}: {len(result.results) - failed} of {len(result.results)} expectations hold")
     return lines

@@ -10,6 +10,7 @@ import struct
 
 from .arch import architecture
 from .cuda.config import RuntimeConfig
+from .cuda.loading import library_image
 from .cuda.runtime import CudaRuntime
 from .entries import DEFAULT_ENTRIES, KINDS, EntrySpec
 from .errors import BadInput, EmuError, ObjectFormatError
@@ -49,7 +50,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
     machine.load(image)
-    runtime = CudaRuntime(config, export.kernels)
+    runtime = CudaRuntime(config, export.kernels, library_image(image))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)

@@ -14,7 +14,8 @@ from stub_models import CATALOGUE, CudaCall
 from stub_models.libc import LIBC_CATALOGUE
 from unicorn import Uc, UcError
 
-from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from .cuda.behaviours import BEHAVIOURS, default_behaviour
+from .cuda.runtime import CudaRuntime
 from .errors import StubFailure
 from .fast_uc import mem_read, mem_write
 from .hotpath import generated_function, record_factory, record_lines, record_names

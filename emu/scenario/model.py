@@ -96,11 +96,16 @@ class ObjectRef(Block):
         return f"{os.path.basename(os.path.dirname(self.path))}/{os.path.basename(self.path)}"
 
 
+BugExpectation = Literal["calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "state"]
+
+
 class UpstreamBug(Block):
-    """Marks a scenario that documents a known bug: pytest reports it as an expected failure."""
+    """Marks a scenario that documents a known bug: pytest reports it as an expected failure, but only
+    when the run fails exactly as `fails` says (every entry returned, no fault, every other expectation held)."""
 
     reason: str = Field(description="why it fails, e.g. the upstream issue")
     issue: str | None = Field(default=None, description="upstream issue, e.g. NVIDIA/cutlass#3715")
+    fails: list[BugExpectation] = Field(min_length=1, description="the expectations the bug makes fail, for every object; any other failure, a fault or an entry that did not return is a real failure")
     strict: bool = Field(default=True, description="an unexpected pass fails the test (so a fixed upstream flips it)")
 
 

@@ -118,9 +118,20 @@ def test_out_of_range_names_type_section_offset_symbol(addresses, name, offset, 
     assert name in message and f".text+{offset:#x}" in message and symbol in message
 
 
+def _adrp(pages: int) -> bytes:
+    """adrp x0 with a signed 21-bit page count: immlo in bits 29-30, immhi in bits 5-23."""
+    imm = pages & 0x1F_FFFF
+    return (0x90000000 | ((imm & 3) << 29) | ((imm >> 2) << 5)).to_bytes(4, "little")
+
+
 def test_range_limits_are_inclusive_where_the_psabi_says():
-    _relocate({"far_call": TEXT_BASE + (128 << 20) - 4, "far_page": TEXT_BASE + (4 << 30) - 0x1000})
-    _relocate({"far_call": TEXT_BASE - (128 << 20), "far_page": TEXT_BASE - (4 << 30)})
+    """At the last reachable address each field holds the extreme value, not a wrapped one."""
+    image = _relocate({"far_call": TEXT_BASE + (128 << 20) - 4, "far_page": TEXT_BASE + (4 << 30) - 0x1000})
+    assert image[:4] == (0x94000000 | 0x1FF_FFFF).to_bytes(4, "little")            # bl +128 MiB - 4 (imm26 max)
+    assert image[4:8] == _adrp((1 << 20) - 1)                                       # adrp +4 GiB - 1 page
+    image = _relocate({"far_call": TEXT_BASE - (128 << 20), "far_page": TEXT_BASE - (4 << 30)})
+    assert image[:4] == (0x94000000 | 0x200_0000).to_bytes(4, "little")            # bl -128 MiB (imm26 min)
+    assert image[4:8] == _adrp(-(1 << 20))                                          # adrp -4 GiB
 
 
 @pytest.mark.parametrize("number, size_log2", [(278, 0), (284, 1), (285, 2), (286, 3), (299, 4), (312, 3)])

@@ -63,7 +63,8 @@ def test_out_of_range_names_type_section_offset_and_symbol():
 def test_unsigned_32_rejects_negative_and_large():
     with pytest.raises(RelocationError, match="R_X86_64_32 .*out of range"):
         _apply(_object(10))
-    _apply(_object(10), symbol_value=0xFFFF_FFF0)    # fits zero-extended
+    image = _apply(_object(10), symbol_value=0xFFFF_FFF0)    # fits zero-extended
+    assert struct.unpack_from("<I", image, 0)[0] == 0xFFFF_FFF0 and image[4:] == bytes(12)
 
 
 def test_unknown_type_is_an_error_not_a_warning():
@@ -132,6 +133,7 @@ def test_real_object_got_base_and_got64_slots(tmp_path):
     text = next(s for s in obj.sections if s.name == ".ltext")
     base = next(seg for seg in image.segments if seg.perms & 4).address
     data = next(seg for seg in image.segments if seg.perms & 4).data
+    seen = set()
     for rel in obj.relocations:
         if rel.section != text.index:
             continue
@@ -139,5 +141,11 @@ def test_real_object_got_base_and_got64_slots(tmp_path):
         if rel.type == 29:      # GOTPC64 at P: GOT + A - P (A = 9 reaches back to the lea -7(%rip) before it)
             assert field == image.got_base - (base + rel.offset) + rel.addend
         if rel.type == 27:      # GOT64: slot offset from GOT base; the slot holds the symbol's address
-            slot = image.got_base + field
-            assert image.got_base <= slot < image.got_base + 8 * 64
+            slot = image.got_base + field - rel.addend
+            holder = next(seg for seg in image.segments if seg.address <= slot < seg.address + len(seg.data))
+            held = struct.unpack_from("<Q", holder.data, slot - holder.address)[0]
+            name = obj.symbols[rel.symbol].name
+            assert held in (image.functions.get(name), image.data_symbols.get(name)) or \
+                image.locate(held) == f"{name} (stub)", (rel, name, hex(held))
+        seen.add(rel.type)
+    assert {27, 29} <= seen, seen

@@ -14,7 +14,7 @@ import pytest
 
 from emu.cli import main
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import BEHAVIOURS
+from emu.cuda.behaviours import BEHAVIOURS
 from emu.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
 from emu.images import load_image
