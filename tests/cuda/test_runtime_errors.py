@@ -5,7 +5,8 @@ import pytest
 from conftest import fixture
 
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from emu.cuda.behaviours import BEHAVIOURS, default_behaviour
+from emu.cuda.runtime import CudaRuntime
 from emu.records import fast_model
 from stub_models import CATALOGUE
 from stub_models.enums import CudaError

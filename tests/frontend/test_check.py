@@ -82,7 +82,8 @@ def test_directory_run_summarises_and_shows_progress(cli):
     assert result.code == 1
     objects = sorted(DSL480.rglob("*.o"))
     assert f"check: [{len(objects)}/{len(objects)}]" in result.err
-    with_discrepancies = sum(1 for o in objects if "carveout" in o.stem or o.stem == "mixed")
+    # carveouts are never applied (#3715); sm_80 and sm_100a cubins do not load on the default H200 profile (209)
+    with_discrepancies = sum(1 for o in objects if "carveout" in o.stem or o.stem == "mixed" or o.stem.startswith(("sm80", "sm100a")))
     assert f"{len(objects)} objects, {with_discrepancies} with discrepancies or errors" in result.out
     rows = _summary_rows(result.out)
     assert len(rows) == len(objects)

@@ -82,9 +82,11 @@ def _as_recorded(call, library: int | None, kernels: dict[int, str]) -> dict:
 def emu_lines(path: Path) -> list[dict]:
     """emu's run of the recorder's sequence, in the recorder's format (entry, calls, return)."""
     from emu.cuda.config import RuntimeConfig
+    from emu.cuda.loading import profile_for_object
     from emu.entries import EntrySpec
     from emu.run import run_object
-    config = RuntimeConfig(device_count=2, current_device=0, device_attributes={97: OPTIN_SMEM},
+    # the recorder's stubs answer as a device that runs the cubin (an sm_100a export on a B200 profile)
+    config = RuntimeConfig(profile=profile_for_object(str(path)), device_count=2, current_device=0, device_attributes={97: OPTIN_SMEM},
                            kernel_attributes={"*": {1: 0}})
     entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device", device=0),
                EntrySpec(name="mlir_cuda_init"), EntrySpec(name="mlir_cuda_load_to_device", device=0),

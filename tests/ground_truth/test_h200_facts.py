@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import BEHAVIOURS, CudaRuntime
+from emu.cuda.behaviours import BEHAVIOURS
+from emu.cuda.runtime import CudaRuntime
 from emu.entries import EntrySpec
 from emu.run import run_object
 from emu.records import fast_model
@@ -74,4 +75,4 @@ def test_the_seed_object_loads_and_launches_as_on_the_h200():
         ("mlir_cuda_init", 0), ("mlir_cuda_load_to_device", 0), ("launch", _fact("launch_ret")["launch_ret"])]
     lookups = [c.ret for c in run.calls if c.symbol == "_cudaLibraryGetKernel"]
     assert lookups == [_fact("get_kernel")["get_kernel"]]
-    assert run.state["kernels"][0]["devices"]["0"]["PREFERRED_SHARED_MEMORY_CARVEOUT"] == _fact("after_module_load")["9"]
+    assert run.state.kernels[0].devices["0"]["PREFERRED_SHARED_MEMORY_CARVEOUT"] == _fact("after_module_load")["9"]

@@ -53,14 +53,23 @@ def test_there_are_twins_to_compare():
     assert len(TWINS) >= 4
 
 
-@pytest.mark.parametrize("name, mnemonic", [("unsupported_rcpps", "vrcpps"),
-                                            ("unsupported_cmp_predicate", "vcmpgt_oqss"),
-                                            ("unsupported_vex256_arith", "vaddps")])
-def test_forms_without_an_exact_twin_are_refused(name, mnemonic):
-    """An approximation that differs between CPU makers, a compare predicate SSE lacks, VEX.256 arithmetic."""
+@pytest.mark.parametrize("name, mnemonic", [("unsupported_rcpps", "vrcpps"), ("unsupported_rcpss", "vrcpss"),
+                                            ("unsupported_rsqrtps_ymm", "vrsqrtps"), ("evex_fma_zmm", "vfmadd231ps"),
+                                            ("evex_add_xmm", "vaddps"), ("evex_cmp_predicate", "vcmpgt_oqps")])
+def test_forms_without_an_exact_result_are_refused(name, mnemonic):
+    """Approximations that differ between CPU models, and EVEX (AVX-512) forms."""
     uc = Uc(UC_ARCH_X86, UC_MODE_64)
     uc.mem_map(0x10000, 0x1000)
     uc.mem_write(0x10000, ASM[name])
     with pytest.raises(UnsupportedInstruction) as info:
         AvxUnit(uc).execute(0x10000)
     assert info.value.mnemonic == mnemonic and f"'{mnemonic} " in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["unsupported_fma", "unsupported_cmp_predicate", "unsupported_vex256_arith"])
+def test_forms_once_refused_are_carried_out(name):
+    """FMA, compare predicates above 7 and VEX.256 arithmetic: checked against the CPU in test_avx_x86_64.py."""
+    uc = Uc(UC_ARCH_X86, UC_MODE_64)
+    uc.mem_map(0x10000, 0x1000)
+    uc.mem_write(0x10000, ASM[name])
+    assert AvxUnit(uc).execute(0x10000) == len(ASM[name])

@@ -71,6 +71,8 @@ def run_native_case(case: dict, sites: bool) -> None:
     for g, value in init["gpr"].items():
         if g != "rsp":
             uc.reg_write(GPR[g], MEM + value if g in PTRS else value)
+    if "mxcsr" in init:
+        uc.reg_write(UX.UC_X86_REG_MXCSR, init["mxcsr"])
     run(uc, code, sites)
     got_ymm = [uc.reg_read(YMM[i]).to_bytes(32, "little").hex() for i in range(16)]
     assert got_ymm == want["ymm"], case["asm"]
@@ -79,6 +81,9 @@ def run_native_case(case: dict, sites: bool) -> None:
     assert bytes(uc.mem_read(MEM, 512)).hex() == want["mem"], case["asm"]
     for i in range(16):
         assert uc.reg_read(ZMM[i]) >> 256 == 0, f"zmm{i} upper bits"
+    if "mxcsr" in want:      # control bits always; the exception flags where no SSE twin runs (Unicorn sets none)
+        checked = 0xFFFF if case["flags"] else 0xFFC0
+        assert hex(uc.reg_read(UX.UC_X86_REG_MXCSR) & checked) == hex(want["mxcsr"] & checked), case["asm"]
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE))
@@ -100,24 +105,69 @@ def test_unicorn_runs_vex128_wrongly_without_sites():
 
 # ---------------------------------------------------------------- failures
 def test_unsupported_instruction_is_named():
-    uc = machine(ASM["unsupported_fma"])
+    uc = machine(ASM["unsupported_rcpss"])
     with pytest.raises(UnsupportedInstruction) as info:
-        run(uc, ASM["unsupported_fma"])
+        run(uc, ASM["unsupported_rcpss"])
     err = info.value
-    assert (err.address, err.size, err.mnemonic) == (CODE, 5, "vfmadd231ps")
-    assert str(err) == f"unsupported instruction 'vfmadd231ps ymm0, ymm1, ymm2' at {CODE:#x}"
+    assert (err.address, err.size, err.mnemonic) == (CODE, 4, "vrcpss")
+    assert str(err).startswith(f"unsupported instruction 'vrcpss xmm0, xmm1, xmm2' at {CODE:#x}: ")
+    assert "depend on the CPU model" in str(err)
+
+
+@pytest.mark.parametrize("name, mnemonic", [("unsupported_rcpps", "vrcpps"), ("unsupported_rsqrtps_ymm", "vrsqrtps"),
+                                            ("unsupported_rsqrtss", "vrsqrtss")])
+def test_approximations_are_refused_saying_why(name, mnemonic):
+    with pytest.raises(UnsupportedInstruction) as info:
+        run(machine(ASM[name]), ASM[name])
+    assert info.value.mnemonic == mnemonic and "approximation whose bits depend on the CPU model" in str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ASM if n.startswith("evex_")))
+def test_evex_forms_of_carried_out_instructions_are_refused(name):
+    """VEX forms of these run (FMA, arithmetic, compares, permutes, F16C); their EVEX (AVX-512) forms stop."""
+    with pytest.raises(UnsupportedInstruction) as info:
+        run(machine(ASM[name], MEMBYTES), ASM[name])
+    if name != "evex_blend_masked":                     # vblendmps has no VEX form at all
+        assert "EVEX" in str(info.value) or "operand kind not supported" in str(info.value), str(info.value)
 
 
 def test_unsupported_through_invalid_hook_sets_last_error():
-    code = ASM["loop_then_fma"]
+    code = ASM["loop_then_rcpps_ymm"]
     uc = machine(code)
     unit = install(uc)
     with pytest.raises(UcError) as info:
         uc.emu_start(CODE, CODE + len(code))
     assert info.value.errno == 10                       # UC_ERR_INSN_INVALID
-    assert unit.last_error.mnemonic == "vfmadd231ps"
-    assert unit.last_error.address == CODE + len(code) - 5
+    assert unit.last_error.mnemonic == "vrcpps"
+    assert unit.last_error.address == CODE + len(code) - 4
     assert uc.reg_read(UX.UC_X86_REG_RAX) == 96
+
+
+def test_unit_starts_the_guest_with_the_process_mxcsr():
+    uc = machine(b"")
+    assert uc.reg_read(UX.UC_X86_REG_MXCSR) == 0            # Unicorn's own: every exception unmasked
+    AvxUnit(uc)
+    assert uc.reg_read(UX.UC_X86_REG_MXCSR) == 0x1F80
+
+
+@pytest.mark.parametrize("mxcsr, refused", [(0x1F80, False), (0x1F80 & ~0x1000, True), (0x1F80 & ~0x0400, False)])
+def test_an_exception_mxcsr_unmasks_stops_the_run(mxcsr, refused):
+    """1/3 + 0 is inexact: with the precision exception unmasked the CPU traps (#XM); emu stops, writing nothing."""
+    code = bytes.fromhex("c4e271b9c2")                      # vfmadd231ss xmm0, xmm1, xmm2
+    uc = machine(code)
+    uc.reg_write(UX.UC_X86_REG_MXCSR, mxcsr)
+    uc.reg_write(UX.UC_X86_REG_XMM0, 0)
+    uc.reg_write(UX.UC_X86_REG_XMM1, struct.unpack("<I", struct.pack("<f", 1 / 3))[0])
+    uc.reg_write(UX.UC_X86_REG_XMM2, struct.unpack("<I", struct.pack("<f", 3.0))[0])
+    if refused:
+        with pytest.raises(UnsupportedInstruction) as info:
+            run(uc, code)
+        assert "#XM" in str(info.value) and "inexact" in str(info.value)
+        assert uc.reg_read(UX.UC_X86_REG_XMM0) == 0 and uc.reg_read(UX.UC_X86_REG_MXCSR) == mxcsr
+    else:
+        run(uc, code)
+        assert uc.reg_read(UX.UC_X86_REG_XMM0) == 0x3F800000           # 1/3 rounds up in binary32: 3*x is 1 + 2**-25
+        assert uc.reg_read(UX.UC_X86_REG_MXCSR) == mxcsr | 0x20      # the inexact flag
 
 
 @pytest.mark.parametrize("name, ea", [("misaligned_vmovaps_load", MEM + 8),

@@ -1,7 +1,8 @@
 """Export a few upstream CuTe DSL kernels for the build machine's CPU, to see which VEX forms host code uses.
 
-These objects only feed the VEX mnemonic list (`vex_mnemonics.py`); they are not committed
-(the real-world corpus in tests/fixtures/realworld/ is, with its own build script).
+These objects feed the VEX mnemonic list (`vex_mnemonics.py`) and are not committed (the
+real-world corpus in tests/fixtures/realworld/ is, with its own build script), except
+host_fma_math, committed in tests/data/avx/host_fma/ with its native run.
 
 Command (nvidia-cutlass-dsl 4.8.0, no GPU; CUTLASS examples from a checkout of NVIDIA/cutlass):
     CUDA_VISIBLE_DEVICES='' CUTE_DSL_ARCH=sm_90a CUTE_DSL_NO_CACHE=1 \\
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 HOST_TARGETS = {"native": "", "x86_64": "--host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'"}
-KERNELS = ("hopper_dense_gemm", "hopper_fmha", "host_float_math")
+KERNELS = ("hopper_dense_gemm", "hopper_fmha", "host_float_math", "host_fma_math")
 
 
 def _module(path: Path, name: str):
@@ -57,6 +58,8 @@ def build(kernel: str, examples: Path, out: Path, host: str) -> None:
         compiled = cute.compile(op, qkvo(), qkvo(), qkvo(), qkvo(), lse, cutlass.Float32(0.125 * 1.4427),
                                 cutlass.Float32(0.125), cutlass.Float32(1.0), None, None, make_fake_stream(),
                                 options=options)
+    elif kernel == "host_fma_math":
+        compiled = _host_fma_math(options)
     else:
         compiled = _host_float_math(options)
     compiled.export_to_c(str(out), kernel, kernel)
@@ -85,6 +88,41 @@ def _host_float_math(options: str):
 
     x = make_fake_compact_tensor(cutlass.Float32, (sym_int(divisibility=16),), assumed_align=16)
     return cute.compile(launch, x, cutlass.Float32(0.5), cutlass.Float64(1.5), make_fake_stream(), options=options)
+
+
+def _host_fma_math(options: str):
+    """A launch whose host code uses fused multiply-adds (vfmadd* on an FMA CPU, fmaf/fma calls on x86-64).
+
+    The grid shows the fused results' low bits: grid.x holds the fraction bits of a binary32
+    fma of the extent, grid.y those of a binary64 one, so a result off by one ulp changes it.
+    The committed object and the native run it is compared with: tests/data/avx/host_fma/.
+    """
+    import cuda.bindings.driver as cuda
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+    from cutlass.cute.typing import sym_int
+
+    @cute.kernel
+    def scale(x: cute.Tensor, factor: cutlass.Float32, bias: cutlass.Float32):
+        tid = cute.arch.thread_idx()[0]
+        x[tid] = x[tid] * factor + bias
+
+    @cute.jit
+    def launch(x: cute.Tensor, a: cutlass.Float32, b: cutlass.Float32, c: cutlass.Float32, d: cutlass.Float64,
+               e: cutlass.Float64, stream: cuda.CUstream):
+        n = cutlass.Float32(x.shape[0])
+        s = cute.math.fma(a, b, c)
+        g = cute.math.fma(n, cutlass.Float32(0.3), cutlass.Float32(1.7)) + s
+        h = cute.math.fma(cutlass.Float64(g), cutlass.Float64(1.0 / 3.0), d) + e
+        gx = cutlass.Int64((g - cutlass.Float32(cutlass.Int32(g))) * cutlass.Float32(16777216.0))
+        hx = cutlass.Int64((h - cutlass.Float64(cutlass.Int64(h))) * cutlass.Float64(4503599627370496.0))
+        grid = (cutlass.Int32(gx % 60000 + 1), cutlass.Int32(hx % 60000 + 1), 1)
+        scale(x, s, g).launch(grid=grid, block=(128, 1, 1), stream=stream)
+
+    x = make_fake_compact_tensor(cutlass.Float32, (sym_int(divisibility=16),), assumed_align=16)
+    return cute.compile(launch, x, cutlass.Float32(0.5), cutlass.Float32(1.5), cutlass.Float32(2.0),
+                        cutlass.Float64(1.25), cutlass.Float64(3.0), make_fake_stream(), options=options)
 
 
 def main() -> int:

@@ -8,6 +8,10 @@ the emulator runs (`objcopy -O binary -j .text`), and inside a harness function 
 loads ymm0-15 and the general registers from a state block, runs the snippet on this
 CPU, and stores them back; the harness also gets a 512-byte, 64-aligned memory block.
 rbx = mem, rsi = mem + 256, r9 = mem + 128 ("ptr" registers, stored as offsets).
+The harness also loads MXCSR from the case (0x1F80 unless it says otherwise) and stores it
+after the snippet; the floating-point cases of fp_cases.py (FMA, VEX.256, compares,
+permutes, F16C, the twins under each rounding mode and DAZ/FTZ) come after the others,
+so regenerating keeps the earlier cases byte for byte.
 EVEX (AVX-512) and failing cases are assembled only, and the tests check them
 against the instruction's documented semantics.
 """
@@ -18,9 +22,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from fp_cases import FP_CASES, FP_SEED
+
 HERE = Path(__file__).resolve().parent
 GPRS = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{i}" for i in range(8, 16)]
 PTRS = {"rbx": 0, "rsi": 256, "r9": 128}
+MXCSR_DEFAULT = 0x1F80
 RIP_DATA = "jmp 2f\n.p2align 5\n1: .byte " + ",".join(str(i * 7 % 256) for i in range(32)) + "\n2:"
 
 # (name, assembly, needs_sites): needs_sites = contains VEX.128 instructions Unicorn runs itself
@@ -149,6 +156,22 @@ ASSEMBLED = [
     ("ymm_evex_high", "vmovdqu64 ymm18, [rbx+32]\nvpxorq ymm19, ymm19, ymm19"),
     ("zmm_masked", "vmovups zmm0{k1}, [rbx]"),
     ("kmov", "kmovw k1, eax"),
+    # approximations whose bits depend on the CPU model; EVEX forms of what VEX forms carry out
+    ("unsupported_rcpss", "vrcpss xmm0, xmm1, xmm2"),
+    ("unsupported_rsqrtps_ymm", "vrsqrtps ymm3, ymm4"),
+    ("unsupported_rsqrtss", "vrsqrtss xmm5, xmm6, dword ptr [rbx]"),
+    ("loop_then_rcpps_ymm", "xor eax, eax\n3: vmovups ymm0, [rbx+rax]\nadd rax, 32\ncmp rax, 96\njne 3b\n"
+                            "vrcpps ymm0, ymm1"),
+    ("evex_fma_zmm", "vfmadd231ps zmm0, zmm1, zmm2"),
+    ("evex_fma_xmm17", "vfmadd213sd xmm17, xmm2, xmm3"),
+    ("evex_add_xmm", "{evex} vaddps xmm1, xmm2, xmm3"),
+    ("evex_add_ymm", "{evex} vmulpd ymm1, ymm2, ymm3"),
+    ("evex_cmp_mask", "vcmpps k1, xmm2, xmm3, 9"),
+    ("evex_cmp_predicate", "{evex} vcmpps k1, ymm2, ymm3, 30"),
+    ("evex_permilps", "vpermilps zmm1, zmm2, 0x1b"),
+    ("evex_cvtph2ps", "vcvtph2ps zmm1, ymm2"),
+    ("evex_blend_masked", "vblendmps zmm1{k1}, zmm2, zmm3"),
+    ("evex_permd", "{evex} vpermd ymm1, ymm2, ymm3"),
 ]
 
 
@@ -172,9 +195,10 @@ def harness_function(i: int, asm: str) -> str:
     return "\n".join([
         f".globl case_{i}", ".p2align 6", f"case_{i}:",
         "push rbx", "push rbp", "push r12", "push r13", "push r14", "push r15",
-        "mov [rip+g_state], rdi", *load, "mov rdi, [rdi+568]",
+        "mov [rip+g_state], rdi", "ldmxcsr [rdi+640]", *load, "mov rdi, [rdi+568]",
         asm,
-        "mov [rip+g_rdi], rdi", "mov rdi, [rip+g_state]", *store, "vzeroupper",
+        "mov [rip+g_rdi], rdi", "mov rdi, [rip+g_state]", "stmxcsr [rdi+640]", "ldmxcsr [rip+g_mxcsr]",
+        *store, "vzeroupper",
         "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "ret", ""])
 
 
@@ -183,7 +207,7 @@ MAIN_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-struct state { uint8_t ymm[16][32]; uint64_t gpr[16]; };
+struct state { uint8_t ymm[16][32]; uint64_t gpr[16]; uint32_t mxcsr, pad; };
 %(decls)s
 static void (*cases[])(struct state *) = { %(names)s };
 static void hex(const uint8_t *p, int n) { putchar('"'); for (int i = 0; i < n; i++) printf("%%02x", p[i]); putchar('"'); }
@@ -191,9 +215,9 @@ int main(void) {
     static uint8_t mem[512] __attribute__((aligned(64)));
     static const char *init_hex[] = { %(inits)s };
     for (unsigned c = 0; c < sizeof cases / sizeof *cases; c++) {
-        struct state s; uint8_t buf[512 + 512 + 128];
+        struct state s; uint8_t buf[512 + 512 + 128 + 8];
         for (int i = 0; i < (int)sizeof buf; i++) sscanf(init_hex[c] + 2 * i, "%%2hhx", &buf[i]);
-        memcpy(&s, buf, 512 + 128); memcpy(mem, buf + 640, 512);
+        memcpy(&s, buf, sizeof s); memcpy(mem, buf + sizeof s, 512);
         s.gpr[3] += (uint64_t)mem; s.gpr[6] += (uint64_t)mem; s.gpr[9] += (uint64_t)mem;
         cases[c](&s);
         s.gpr[3] -= (uint64_t)mem; s.gpr[6] -= (uint64_t)mem; s.gpr[9] -= (uint64_t)mem;
@@ -213,12 +237,13 @@ def initial_state(rng: random.Random) -> dict:
 
 def state_blob(st: dict) -> str:
     gpr = b"".join(st["gpr"][g].to_bytes(8, "little") for g in GPRS)
-    return "".join(st["ymm"]) + gpr.hex() + bytes.fromhex(st["mem"]).hex()
+    mxcsr = st.get("mxcsr", MXCSR_DEFAULT).to_bytes(8, "little")
+    return "".join(st["ymm"]) + gpr.hex() + mxcsr.hex() + bytes.fromhex(st["mem"]).hex()
 
 
 def native_results(cases: list, tmp: Path) -> list:
     asm = [".intel_syntax noprefix", ".text"] + [harness_function(i, c["asm"]) for i, c in enumerate(cases)]
-    asm += [".data", "g_state: .quad 0", "g_rdi: .quad 0", '.section .note.GNU-stack,"",@progbits']
+    asm += [".data", "g_state: .quad 0", "g_rdi: .quad 0", f"g_mxcsr: .long {MXCSR_DEFAULT}", '.section .note.GNU-stack,"",@progbits']
     (tmp / "h.S").write_text("\n".join(asm) + "\n")
     (tmp / "main.c").write_text(MAIN_C % {
         "decls": "\n".join(f"void case_{i}(struct state *);" for i in range(len(cases))),
@@ -226,12 +251,15 @@ def native_results(cases: list, tmp: Path) -> list:
         "inits": ", ".join(f'"{state_blob(c["init"])}"' for c in cases)})
     run("gcc", "-O0", "-mavx2", "main.c", "h.S", "-o", "h", cwd=tmp)
     out = []
-    for line in run("./h", cwd=tmp).splitlines():
+    for case, line in zip(cases, run("./h", cwd=tmp).splitlines()):
         rec = json.loads(line)
         raw = bytes.fromhex(rec["state"])
         gpr = {g: int.from_bytes(raw[512 + 8 * k:520 + 8 * k], "little") for k, g in enumerate(GPRS)}
         del gpr["rsp"]
-        out.append({"ymm": [raw[32 * r:32 * r + 32].hex() for r in range(16)], "gpr": gpr, "mem": rec["mem"]})
+        result = {"ymm": [raw[32 * r:32 * r + 32].hex() for r in range(16)], "gpr": gpr, "mem": rec["mem"]}
+        if "mxcsr" in case["init"]:
+            result["mxcsr"] = int.from_bytes(raw[640:644], "little")
+        out.append(result)
     return out
 
 
@@ -241,6 +269,12 @@ def main() -> None:
         tmp = Path(d)
         native = [{"name": n, "asm": a, "needs_sites": s, "code": snippet_bytes(a, tmp).hex(),
                    "init": initial_state(rng)} for n, a, s in NATIVE]
+        filler = random.Random(FP_SEED)
+        for case in FP_CASES:       # appended: the cases above keep their random state
+            init = initial_state(rng)
+            case.fill(init, filler)
+            native.append({"name": case.name, "asm": case.asm, "needs_sites": True,
+                           "code": snippet_bytes(case.asm, tmp).hex(), "flags": case.flags, "init": init})
         for case, expected in zip(native, native_results(native, tmp)):
             case["expected"] = expected
         assembled = [{"name": n, "asm": a, "code": snippet_bytes(a, tmp).hex()} for n, a in ASSEMBLED]

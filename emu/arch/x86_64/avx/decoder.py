@@ -7,6 +7,7 @@ from . import sse_twin
 from .errors import UnsupportedInstruction
 from .fast_paths import vector_move
 from .operands import Instruction, operand
+from .python_forms import BUILDERS
 from .semantics import HANDLERS
 
 
@@ -23,12 +24,15 @@ class Decoder:
         ops = tuple(operand(op, insn.address + insn.size) for op in insn.operands)
         handler = HANDLERS.get(insn.mnemonic)
         decoded = Instruction(insn.address, insn.size, insn.mnemonic, insn.op_str, ops, handler, bytes(insn.bytes))
-        if handler is None:
+        build = BUILDERS.get(insn.mnemonic) if handler is None else None
+        if handler is None and build is None:
             handler = sse_twin.handler(insn, decoded)      # raises UnsupportedInstruction when there is none
             decoded = decoded._replace(handler=handler)
         if "{" in insn.op_str:
             raise decoded.fail("EVEX masking, broadcast or rounding is not supported")
         if None in ops:
             raise decoded.fail("operand kind not supported")
+        if build is not None:
+            decoded = decoded._replace(handler=build(decoded))
         move = vector_move(decoded)
         return decoded if move is None else decoded._replace(handler=move)

@@ -125,6 +125,27 @@ class Instruction(NamedTuple):
         return UnsupportedInstruction(self.address, self.size, self.mnemonic, self.op_str, why)
 
 
+def is_evex(raw: bytes) -> bool:
+    i = 0
+    while raw[i] in (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67):
+        i += 1
+    return raw[i] == 0x62
+
+
+def vex_three_operands(insn: Instruction) -> tuple:
+    """(dst, src1, src2) of a VEX-only form carried out in Python: xmm/ymm, xmm/ymm, xmm/ymm or memory.
+
+    Raises for an EVEX encoding (its AVX-512 semantics are not carried out) or other operands.
+    """
+    if is_evex(insn.raw):
+        raise insn.fail("the EVEX (AVX-512) form is not carried out")
+    dst, src1, src2 = insn.ops[:3]
+    if not (isinstance(dst, VectorRegister) and isinstance(src1, VectorRegister)
+            and isinstance(src2, (VectorRegister, Memory))):
+        raise insn.fail("operand form not carried out")
+    return dst, src1, src2
+
+
 # ---------------------------------------------------------------- capstone operand -> operand
 VECTORS: dict[int, tuple[int, int]] = {}     # capstone id -> (register number, nbytes)
 for _i in range(32):

@@ -17,16 +17,18 @@ blends, compare predicates above 7), VEX.256 and EVEX stop as unsupported.
 """
 from __future__ import annotations
 
-from unicorn import UC_ARCH_X86, UC_MODE_64, UC_PROT_ALL, Uc
 from unicorn import x86_const as UX
 
 from ....fast_uc import mem_read, mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
+from .calculator import CODE, DATA, EFLAGS, MXCSR
+from .calculator import calculator as shared_calculator
+from .ieee import DAZ, FTZ, flush_tiny
+from .nan_rule import FIRST_NAN, checked
 from .operands import GeneralRegister, Immediate, Instruction, Memory, VectorRegister
 from .vector_file import VectorFile
+from .wide import wide_handler
 
-CODE, DATA = 0x1000, 0x2000
 _ZMM = tuple(getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(16))
-_MXCSR, _EFLAGS = UX.UC_X86_REG_MXCSR, UX.UC_X86_REG_EFLAGS
 _ADDRESS_PREFIXES = (0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x67)
 _LEGACY_PREFIX = {0: b"", 1: b"\x66", 2: b"\xf3", 3: b"\xf2"}
 _MAP_ESCAPE = {1: b"\x0f", 2: b"\x0f\x38", 3: b"\x0f\x3a"}
@@ -35,8 +37,8 @@ _EXTRACTS = (0x14, 0x15, 0x16, 0x17)      # map 3: pextrb/w/d/q, extractps; ModR
 
 _FLOAT = [f"{op}{kind}" for op in ("add", "sub", "mul", "div", "min", "max", "sqrt") for kind in ("ss", "sd", "ps", "pd")]
 # Not rcpps/rsqrtps and their scalar forms: their approximations differ between CPU makers.
-_FLOAT += ["haddps", "haddpd", "hsubps", "hsubpd", "addsubps", "addsubpd",
-           "dpps", "dppd"]
+APPROXIMATIONS = frozenset(("vrcpps", "vrcpss", "vrsqrtps", "vrsqrtss"))
+_FLOAT += ["haddps", "haddpd", "hsubps", "hsubpd", "addsubps", "addsubpd"]      # not dpps/dppd: dot.py
 _CONVERT = ["cvtsi2ss", "cvtsi2sd", "cvtss2sd", "cvtsd2ss", "cvttss2si", "cvttsd2si", "cvtss2si", "cvtsd2si",
             "cvtdq2ps", "cvtps2dq", "cvttps2dq", "cvtdq2pd", "cvtpd2dq", "cvttpd2dq", "cvtps2pd", "cvtpd2ps"]
 # capstone names a compare by its predicate (vcmpltss); SSE has predicates 0-7, VEX 0-31.
@@ -57,47 +59,41 @@ _INTEGER = [f"p{op}{kind}" for op in ("add", "sub") for kind in "bwdq"] + [
     f"pmov{ext}x{kind}" for ext in "sz" for kind in ("bw", "bd", "bq", "wd", "wq", "dq")]
 TWINS = frozenset("v" + name for name in _FLOAT + _CONVERT + _COMPARE + _ROUND + _SHUFFLE + _INTEGER)
 """The VEX mnemonics carried out by their SSE twin."""
+# Unicorn 2.1.4's SSE ignores MXCSR.FTZ, and under DAZ its min/max return a subnormal operand as it
+# is (it honours DAZ elsewhere, and the rounding mode): the subnormal results of these forms are
+# flushed to a signed zero here, as the CPU does under FTZ (arithmetic) or DAZ (min/max).
+# name -> (MXCSR bit, element bits, elements written by the operation)
+_ELEMENTS = {"ss": (32, 1), "sd": (64, 1), "ps": (32, 4), "pd": (64, 2)}
+FLUSHED = {f"v{op}{kind}": (FTZ, *_ELEMENTS[kind]) for kind in _ELEMENTS
+           for op in ("add", "sub", "mul", "div", "sqrt", "hadd", "hsub", "addsub")}
+FLUSHED.update({f"v{op}{kind}": (DAZ, *_ELEMENTS[kind]) for op in ("min", "max") for kind in _ELEMENTS})
+FLUSHED.update({"vcvtsd2ss": (FTZ, 32, 1), "vcvtpd2ps": (FTZ, 32, 2)})
 FLAGS_ONLY = frozenset(("vucomiss", "vucomisd", "vcomiss", "vcomisd", "vptest"))
-
-
-class _Calculator:
-    """The private emulator the twins run on: one code page, one data page for a memory operand."""
-
-    def __init__(self) -> None:
-        self.uc = Uc(UC_ARCH_X86, UC_MODE_64)
-        self.uc.mem_map(CODE, 0x2000, UC_PROT_ALL)
-        self.loaded = b""
-
-    def run(self, code: bytes) -> None:
-        if code != self.loaded:
-            mem_write(self.uc, CODE, code)
-            self.loaded = code
-        self.uc.emu_start(CODE, CODE + len(code), count=1)
-
-
-_CALCULATOR: _Calculator | None = None
-
-
-def _calculator() -> _Calculator:
-    global _CALCULATOR
-    if _CALCULATOR is None:
-        _CALCULATOR = _Calculator()
-    return _CALCULATOR
 
 
 def handler(insn, decoded: Instruction):
     """The handler that carries `insn` (a capstone instruction) out through its SSE twin; raises when it has none."""
+    if decoded.mnemonic in APPROXIMATIONS:
+        raise decoded.fail("its result is an approximation whose bits depend on the CPU model "
+                           "(AMD and Intel processors give different values), so emu cannot know them")
     if decoded.mnemonic not in TWINS:
         raise decoded.fail()
-    if any(isinstance(op, VectorRegister) and op.nbytes != 16 for op in decoded.ops):
-        raise decoded.fail("only the 128-bit (VEX.128) form is carried out")
     raw = bytes(insn.bytes)
     start = 0
     while raw[start] in _ADDRESS_PREFIXES:
         start += 1
     if raw[start] not in (0xC4, 0xC5):
-        raise decoded.fail("EVEX form")
-    return _Twin(raw[start:], decoded).run
+        raise decoded.fail("the EVEX (AVX-512) form is not carried out")
+    widths = {op.nbytes for op in decoded.ops if isinstance(op, VectorRegister)}
+    if 32 in widths or any(isinstance(op, Memory) and op.nbytes == 32 for op in decoded.ops):
+        run = wide_handler(raw[start:], decoded, _Twin)
+    elif widths - {16}:
+        raise decoded.fail("operand width not carried out")
+    else:
+        run = _Twin(raw[start:], decoded).run
+    if decoded.mnemonic in FIRST_NAN and len(decoded.ops) == 3:
+        return checked(run, decoded)
+    return run
 
 
 class _Twin:
@@ -130,10 +126,13 @@ class _Twin:
         else:
             raise decoded.fail("operand form not carried out")
         self.inputs: list[tuple[int, int]] = []                # (guest zmm, calculator zmm) copied in, in order
+        self.input_operands: list = []                          # the operand each input is (wide.py slices by it)
+        self.flush_when, *self.flush = FLUSHED.get(decoded.mnemonic, (0, 0, 0))
         self.general = sorted({op.write_id for op in ops if isinstance(op, GeneralRegister)})
         self.memory = rm_op if isinstance(rm_op, Memory) else None
         if isinstance(reg_op, VectorRegister):
             self.inputs.append((_ZMM[reg], _ZMM[reg]))
+            self.input_operands.append(reg_op)
         if isinstance(rm_op, VectorRegister):
             if src1 is not None and rm == reg and vvvv != reg:  # src1 would overwrite src2: give src2 another register
                 moved = next(i for i in range(16) if i not in (reg, vvvv))
@@ -141,8 +140,10 @@ class _Twin:
                 rm = moved
             else:
                 self.inputs.append((_ZMM[rm], _ZMM[rm]))
+            self.input_operands.append(rm_op)
         if src1 is not None:
             self.inputs.append((_ZMM[vvvv], _ZMM[reg]))       # src1 into the destination, where SSE reads it
+            self.input_operands.append(src1)
         if decoded.mnemonic in FLAGS_ONLY:
             self.result = ("flags", None, None)
         elif isinstance(destination, VectorRegister):
@@ -165,13 +166,14 @@ class _Twin:
         self.code = prefix + bytes([opcode]) + addressing + immediate
 
     def run(self, vf: VectorFile, insn: Instruction) -> None:
-        guest, calculator = vf.uc, _calculator()
+        guest, calculator = vf.uc, shared_calculator()
         uc = calculator.uc
         for source, target in self.inputs:
             reg_write_bytes(uc, target, reg_read_bytes(guest, source, 16))
         for reg in self.general:
             reg_write64(uc, reg, reg_read64(guest, reg))
-        reg_write64(uc, _MXCSR, reg_read64(guest, _MXCSR))
+        mxcsr = reg_read64(guest, MXCSR)
+        reg_write64(uc, MXCSR, mxcsr)
         memory, ea = self.memory, None
         if memory is not None:
             ea = memory.address(guest)
@@ -179,13 +181,16 @@ class _Twin:
         calculator.run(self.code)
         kind, register, destination = self.result
         if kind == "vector":
-            vf.write_bytes(destination.zmm, reg_read_bytes(uc, register, 16))
+            data = reg_read_bytes(uc, register, 16)
+            if mxcsr & self.flush_when:
+                data = flush_tiny(data, *self.flush)
+            vf.write_bytes(destination.zmm, data)
         elif kind == "general":
             reg_write64(guest, destination.write_id, reg_read64(uc, destination.write_id))
         elif kind == "memory":
             destination.store(vf, insn, mem_read(uc, DATA, destination.nbytes), ea)
         else:
-            reg_write64(guest, _EFLAGS, reg_read64(uc, _EFLAGS) & 0x8D5 | reg_read64(guest, _EFLAGS) & ~0x8D5)
+            reg_write64(guest, EFLAGS, reg_read64(uc, EFLAGS) & 0x8D5 | reg_read64(guest, EFLAGS) & ~0x8D5)
 
 
 def _modrm_length(bytes_: bytes) -> int:

@@ -23,7 +23,7 @@ from .vector_file import VectorFile
 if TYPE_CHECKING:                       # operands imports capstone, which a run without vector sites never needs
     from .operands import Instruction
 
-_RIP = UX.UC_X86_REG_RIP
+_RIP, _MXCSR = UX.UC_X86_REG_RIP, UX.UC_X86_REG_MXCSR
 PORTABLE_REBUILD = ("Rebuild the export for a portable CPU: "
                     "--host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'")
 
@@ -41,6 +41,11 @@ class AvxUnit:
         # owner that knows when code changes (emu's Machine: code is read-only to the
         # guest and rewritten only between runs) turns this off and calls code_changed().
         self.verify_cache = verify_cache
+        if reg_read64(uc, _MXCSR) == 0:
+            # Unicorn starts with MXCSR = 0: every SIMD exception unmasked, which would make the
+            # first inexact result a #XM fault.  A Linux process starts with 0x1F80 (all masked, round
+            # to nearest), and so does the emulated one.
+            reg_write64(uc, _MXCSR, 0x1F80)
 
     # -- CpuExtension -----------------------------------------------------------------
     def on_invalid_instruction(self) -> bool:
