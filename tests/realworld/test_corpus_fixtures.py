@@ -50,7 +50,7 @@ def test_files_match_manifest(entry):
     assert _sha256(obj) == entry["sha256"] and obj.stat().st_size == entry["size"]
     assert _sha256(header) == entry["header_sha256"]
     params = [p.name for p in native_recorder.wrapper_params(header, entry["prefix"])]
-    assert list(launch_args(entry)) == params, "args.json must name the wrapper's parameters, in order"
+    assert list(launch_args(entry)) == params, "args.json must name the wrapper's parameters, in their order"
 
 
 def _runnable(entry: dict) -> str | None:
@@ -73,8 +73,18 @@ def test_native_trace_reproduces(entry):
     if reason:
         pytest.skip(reason)
     arch = "aarch64" if entry["host"] == "aarch64" else "x86_64"
-    fresh = native_recorder.record(ROOT / entry["path"], ROOT / entry["header"], launch_args(entry), arch)
-    assert fresh == native_lines(entry)
+    args = launch_args(entry)
+    fresh = native_recorder.record(ROOT / entry["path"], ROOT / entry["header"], args, arch)
+    assert _stable(fresh, args) == _stable(native_lines(entry), args)
+
+
+def _stable(lines: list[dict], args: dict) -> list[dict]:
+    """`arg0_data` is the first 8 bytes of the kernel's first parameter: a tensor's data pointer for simple
+    kernels, but part of a host-built TMA descriptor or a stack address for others, which differs run to run.
+    Kept where it is one of the arguments' data pointers, otherwise marked as such."""
+    pointers = {v["data"] if isinstance(v, dict) else v for v in args.values()}
+    return [{**line, "arg0_data": "not an argument's data pointer"}
+            if "arg0_data" in line and line["arg0_data"] not in pointers else line for line in lines]
 
 
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
