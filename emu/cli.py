@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from .report import print_scenario
-    from .scenario.load import load_scenario
+    from .scenario.load import load_scenarios
     from .scenario.runner import run_scenario
 
-    loaded = [load_scenario(path) for path in args.scenarios]      # validate every file before running any
+    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
         print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
@@ -80,18 +80,11 @@ def _run(args) -> int:
 
 
 def _trace(args) -> int:
-    from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec, loaders_for_devices
+    from .api import trace
     from .render import show_run
-    from .run import run_object
-    from .cuda.profile import load_profile
 
-    config = RuntimeConfig()
-    count = args.devices if args.devices is not None else load_profile(config.profile).device_count
-    config = RuntimeConfig(device_count=count)
-    entries = loaders_for_devices(count)
-    entries += [EntrySpec(name="launch")]
-    runs = [run_object(path, config, entries) for path in args.objects]
+    runtime = {"device_count": args.devices} if args.devices is not None else None
+    runs = [trace(path, runtime=runtime) for path in args.objects]
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
     else:
@@ -101,14 +94,14 @@ def _trace(args) -> int:
 
 
 def _inspect(args) -> int:
-    from .inspect import inspect_object, show_inspect
+    from .inspection import inspect_object, show_inspect
     result = inspect_object(args.object)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
     return EXIT_OK
 
 
 def _check(args) -> int:
-    from .check import check_objects, find_objects, show_check, stderr_progress
+    from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
     result = check_objects(objects, args.devices, stderr_progress if directories else None)
     for obj in result.objects:

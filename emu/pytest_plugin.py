@@ -28,22 +28,25 @@ def pytest_collect_file(parent, file_path):
 
 class ScenarioFile(pytest.File):
     def collect(self):
-        from .scenario.load import load_scenario
+        from .scenario.load import load_scenarios
         try:
-            loaded = load_scenario(str(self.path))
+            variants = load_scenarios(str(self.path))
         except EmuError as error:
             yield BrokenScenario.from_parent(self, name="scenario", error=error)
             return
-        names: dict[str, int] = {}
-        for index, ref in enumerate(loaded.scenario.objects):
-            label = f"{os.path.basename(os.path.dirname(ref.path))}/{os.path.basename(ref.path)}"
-            names[label] = names.get(label, 0) + 1
-            name = label if names[label] == 1 else f"{label}#{names[label]}"
-            item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
-            bug = loaded.scenario.upstream_bug
-            if bug is not None:
-                item.add_marker(pytest.mark.xfail(strict=bug.strict, reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
-            yield item
+        for loaded in variants:
+            names: dict[str, int] = {}
+            for index, ref in enumerate(loaded.scenario.objects):
+                label = ref.label()
+                names[label] = names.get(label, 0) + 1
+                name = label if names[label] == 1 else f"{label}#{names[label]}"
+                if loaded.variant.id:
+                    name = f"{name}[{loaded.variant.id}]"
+                item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
+                bug = loaded.scenario.upstream_bug
+                if bug is not None:
+                    item.add_marker(pytest.mark.xfail(strict=bug.strict, reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
+                yield item
 
 
 class ScenarioFailed(Exception):
@@ -58,8 +61,12 @@ class ScenarioItem(pytest.Item):
         self.loaded, self.index = loaded, index
 
     def runtest(self) -> None:
+        from .errors import DslNotInstalled
         from .scenario.runner import run_scenario
-        result = run_scenario(self.loaded, only=self.index)
+        try:
+            result = run_scenario(self.loaded, only=self.index)
+        except DslNotInstalled as error:
+            pytest.skip(str(error))
         if not result.passed:
             lines = []
             for check in result.results:

@@ -6,7 +6,7 @@ from .scenario.runner import ScenarioResult
 
 
 def scenario_lines(result: ScenarioResult, quiet: bool = False) -> list[str]:
-    lines = [f"== {result.scenario}" + (f": {result.description.strip().splitlines()[0]}" if result.description.strip() else "")]
+    lines = [f"== {result.scenario}" + (f"[{result.variant}]" if result.variant else "") + (f": {result.description.strip().splitlines()[0]}" if result.description.strip() else "")]
     for run in result.runs:
         lines.extend(show_run(run) if not quiet else [f"{run.object} ({run.arch}, prefix {run.prefix})"])
         for check in (r for r in result.results if r.object == run.object):

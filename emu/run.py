@@ -11,7 +11,7 @@ from .errors import ObjectFormatError
 from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
-from .trace import CallRecord, EntryRun, ObjectRun, fast_model
+from .records import CallRecord, EntryRun, ObjectRun, fast_model
 
 
 class ObjectSession:

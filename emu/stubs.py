@@ -17,7 +17,7 @@ from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
 from .fast_uc import mem_read, mem_write
 from .memory_map import stub_address
 from .structs import DECODERS
-from .trace import CallRecord, model_factory
+from .records import CallRecord, model_factory
 
 _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "handle": "<Q"}
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stub_models.enums import CudaError, FuncAttribute, enum_value
 
 from ..render import param_kinds, show_call, show_ret, show_value
-from ..trace import CallRecord, ObjectRun
+from ..records import CallRecord, ObjectRun
 from .model import CallPattern, Expectations
 
 

@@ -5,7 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..images import load_image
 from ..run import run_object
-from ..trace import ObjectRun
+from ..records import ObjectRun
 from .expect import Checker, ExpectationResult
 from .load import LoadedScenario
 from .model import Expectations
@@ -17,6 +17,7 @@ class ScenarioResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scenario: str = Field(description="path of the scenario file")
+    variant: str | None = Field(default=None, description="the matrix combination this result is for (axis=value-...), if the scenario has a matrix")
     description: str = Field(description="the scenario's description")
     runs: list[ObjectRun] = Field(description="one run per object")
     results: list[ExpectationResult] = Field(description="every expectation checked, per object")
@@ -29,9 +30,10 @@ def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioRes
     """Run every object of the scenario (or just object number `only`) and check expectations."""
     scenario = loaded.scenario
     runs, results = [], []
-    for index, (ref, path) in enumerate(zip(scenario.objects, loaded.object_paths)):
+    for index, ref in enumerate(scenario.objects):
         if only is not None and index != only:
             continue
+        path = loaded.object_path(index)
         run = run_object(path, scenario.runtime, scenario.entries, scenario.budget, scenario.timeout_s)
         runs.append(run)
         _, export = load_image(path)
@@ -41,7 +43,7 @@ def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioRes
     passed = all(r.passed for r in results)
     faulted = any(r.kind == "fault" and not r.passed and scenario.expect.fault is None for r in results)
     bug = scenario.upstream_bug
-    return ScenarioResult(scenario=loaded.path, description=scenario.description, runs=runs, results=results,
+    return ScenarioResult(scenario=loaded.path, variant=loaded.variant.id, description=scenario.description, runs=runs, results=results,
                           passed=passed, faulted=faulted, upstream_bug=(bug.issue or bug.reason) if bug else None)
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.runtime import BEHAVIOURS, CudaRuntime
-from emu.trace import fast_model
+from emu.records import fast_model
 from stub_models import CATALOGUE
 
 

@@ -5,7 +5,7 @@ import importlib.util
 
 from conftest import DSL480, ROOT, fixture
 
-from emu.check import CheckResult
+from emu.loader_check import CheckResult
 
 CARVEOUT = "9 PREFERRED_SHARED_MEMORY_CARVEOUT"
 ROTATE = "kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from emu.check import check_object, kernel_handles
+from emu.loader_check import check_object, kernel_handles
 from emu.cuda.config import RuntimeConfig
 from emu.entries import EntrySpec
 from emu.images import load_image

@@ -10,6 +10,8 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .arch import NAMES
+
 TRACE_VERSION = 1
 
 
@@ -106,7 +108,7 @@ class ObjectRun(Model):
 
     trace_version: int = Field(default=TRACE_VERSION, description="version of this JSON contract")
     object: str = Field(description="path of the object file")
-    arch: Literal["x86_64", "aarch64"] = Field(description="the object's host architecture")
+    arch: Literal[NAMES] = Field(description="the object's host architecture")
     prefix: str = Field(description="the export prefix detected from the symbols")
     entries: list[EntryRun] = Field(description="entries in the order they ran")
     calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")

@@ -15,6 +15,7 @@ from stub_models import CATALOGUE
 from stub_models.enums import FuncAttribute, enum_label
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
+from .arch import NAMES
 from .export import Export, describe_export
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
 from .objfile import ObjectFile, load_object
@@ -65,7 +66,7 @@ class UndefinedSymbol(Model):
 class InspectResult(Model):
     object: str = Field(description="path of the object file")
     sha256: str = Field(description="sha256 of the file")
-    arch: Literal["x86_64", "aarch64"] = Field(description="host architecture of the loaders")
+    arch: Literal[NAMES] = Field(description="host architecture of the loaders")
     prefix: str = Field(description="export prefix detected from the symbols")
     version: str | None = Field(description="<prefix>_version")
     function_name: str | None = Field(description="<prefix>_function_name")

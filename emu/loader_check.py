@@ -21,9 +21,9 @@ from .cuda.profile import load_profile
 from .entries import EntrySpec, loaders_for_devices
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
-from .inspect import attribute_name
+from .inspection import attribute_name
 from .run import run_object
-from .trace import CallRecord, EntryRun, ObjectRun
+from .records import CallRecord, EntryRun, ObjectRun
 
 # setter symbol -> (kernel handle argument, device argument or None for the current device)
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
