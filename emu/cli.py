@@ -82,14 +82,25 @@ def _run(args) -> int:
 def _trace(args) -> int:
     from .api import trace
     from .render import show_run
+    from .run import EntryNotRun
 
     runtime = {"device_count": args.devices} if args.devices is not None else None
-    runs = [trace(path, runtime=runtime) for path in args.objects]
+    runs, stopped = [], []
+    for path in args.objects:
+        try:
+            runs.append(trace(path, runtime=runtime))
+        except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
+            runs.append(reason.run)
+            stopped.append(reason)
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
     else:
         for run in runs:
             print("\n".join(show_run(run)))
+    for reason in stopped:
+        print(f"emu: error: {reason.render()}", file=sys.stderr)
+    if stopped:
+        return EXIT_BAD_INPUT if any(r.exit_code == EXIT_BAD_INPUT for r in stopped) else stopped[0].exit_code
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
 
 

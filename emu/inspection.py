@@ -7,6 +7,7 @@ and `args_spec` is decoded symbolically (emu.args_spec): a crafted pickle is nev
 """
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,14 +17,16 @@ from stub_models.enums import FuncAttribute, enum_label
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
 from .arch import NAMES
+from .entries import ENTRY_NAMES
 from .export import Export, describe_export
+from .generation import recognise
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
 from .objfile import ObjectFile, load_object
 
 BINARY_SYMBOL = "kernels_binary"
-ENTRIES = ("cuda_init", "cuda_load", "cuda_load_to_device", "mlir_cuda_init", "mlir_cuda_load",
-           "mlir_cuda_load_to_device", "launch")
+ENTRIES = tuple(name for name in ENTRY_NAMES if name != "module_load")   # module_load is header code, not a symbol
 EMU_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}   # emu lays out the GOT itself
+MAX_HEADER_CHARS = 4 << 20                 # a header is read for its shape only
 
 
 class Model(BaseModel):
@@ -63,12 +66,25 @@ class UndefinedSymbol(Model):
     prototype: str | None = Field(default=None, description="the CUDA prototype of the stubbed function")
 
 
+class Generation(Model):
+    exported_by: str = Field(description="the nvidia-cutlass-dsl releases the evidence allows, e.g. "
+                             "'nvidia-cutlass-dsl 4.3.x' or 'nvidia-cutlass-dsl 4.5.0 or later (...)'")
+    format: Literal["4.3", "4.4+", "unknown"] = Field(
+        description="the export format, which decides how emu calls the loaders: 4.3 loaders take the library handle "
+        "by value, 4.4+ a pointer to its slot; unknown: the object does not say, and emu refuses the cuda_load forms")
+    evidence: list[str] = Field(description="what in the object (and the header beside it, if any) says so")
+    header: str | None = Field(description="the header read beside the object, if there is one")
+    launch_wrapper: str = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
+                                "or cute_dsl_<prefix>_wrapper")
+
+
 class InspectResult(Model):
     object: str = Field(description="path of the object file")
     sha256: str = Field(description="sha256 of the file")
     arch: Literal[NAMES] = Field(description="host architecture of the loaders")
     prefix: str = Field(description="export prefix detected from the symbols")
     version: str | None = Field(description="<prefix>_version")
+    generation: Generation = Field(description="which release wrote the export, and how its loaders are called")
     function_name: str | None = Field(description="<prefix>_function_name")
     entry_points: list[EntryPoint] = Field(description="every entry emu knows, with its symbol and presence")
     kernels: list[KernelMetadata] = Field(description="kernels, with what kernel_info asks for each")
@@ -87,9 +103,22 @@ def inspect_object(path: str) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
+        generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=obj.c_string(f"{export.prefix}_kernel_info"), kernel_info_error=export.kernel_info_error,
         signature=signature, args_spec_error=spec_error, binary=_binary(obj), undefined=_undefined(obj))
+
+
+def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
+    header = os.path.splitext(path)[0] + ".h"
+    try:
+        with open(header, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_HEADER_CHARS)
+    except OSError:
+        header, text = None, None
+    found = recognise(export, obj, text)
+    return Generation(exported_by=found.releases, format=found.format, evidence=list(found.evidence),
+                      header=header, launch_wrapper=export.header_wrapper)
 
 
 def _entry_points(obj: ObjectFile, export: Export) -> list[EntryPoint]:
@@ -147,13 +176,20 @@ def _undefined(obj: ObjectFile) -> list[UndefinedSymbol]:
 def show_inspect(result: InspectResult) -> list[str]:
     """The human-readable report `python -m emu inspect` prints."""
     lines = [f"{result.object} ({result.arch}, prefix {result.prefix})",
+             f"  exported by {result.generation.exported_by}",
+             *[f"    {clause}" for clause in result.generation.evidence],
+             f"  format {result.generation.format}: loaders take the library "
+             + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
+                                                                                  "in a way the object does not say")
+             + f"; header wrapper {result.generation.launch_wrapper}",
              f"  version: {result.version}   function: {result.function_name}",
              "  entry points:"]
     lines += [f"    {p.entry:<25} {p.symbol or '-'}{'' if p.present else '  (absent)'}" for p in result.entry_points]
     lines.append("  kernels (kernel_info asks):")
     for kernel in result.kernels:
         asks = ", ".join(f"{a.attribute} {a.name or '?'}={a.value}" for a in kernel.attributes) or "nothing"
-        lines.append(f"    {kernel.kernel}: {asks if kernel.in_kernel_info else 'not in kernel_info'}")
+        missing = "not in kernel_info" if result.kernel_info is not None else f"no {result.prefix}_kernel_info in the object"
+        lines.append(f"    {kernel.kernel}: {asks if kernel.in_kernel_info else missing}")
     if result.kernel_info_error:
         lines.append(f"    kernel_info error: {result.kernel_info_error}")
     lines.append("  launch signature (args_spec, not unpickled):")
@@ -161,7 +197,9 @@ def show_inspect(result: InspectResult) -> list[str]:
         lines += [f"    {p.name}: {p.annotation or '-'} [{p.kind}]" + (f" = {p.default}" if p.default else "")
                   for p in result.signature.parameters]
     else:
-        lines.append(f"    {result.args_spec_error or 'no args_spec'}")
+        absent = f"no {result.prefix}_args_spec" + (f" (the header's {result.generation.launch_wrapper} is the only "
+                                                     "description of the launch)" if result.generation.format == "4.3" else "")
+        lines.append(f"    {result.args_spec_error or absent}")
     lines += _binary_lines(result.binary)
     lines.append("  undefined symbols:")
     lines += [f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "") for u in result.undefined]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .cuda.config import RuntimeConfig
 from .cuda.profile import load_profile
 from .entries import EntrySpec, loaders_for_devices
+from .generation import without_kernel_info
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
 from .inspection import attribute_name
@@ -226,6 +227,8 @@ def show_object(result: ObjectCheck) -> list[str]:
             for c in result.checks]
     if rows:
         lines += table(["kernel", "attribute", "entry", "expected", "applied", "state", "status"], rows, "  ")
+    elif result.version is None and not result.kernel_info:      # a 4.3 export: no metadata at all
+        lines.append("  " + without_kernel_info(result.prefix))
     elif not result.checks:
         lines.append("  kernel_info asks nothing to compare")
     return lines
