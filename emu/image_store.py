@@ -3,7 +3,7 @@
 Parsing needs LIEF, whose import and teardown cost about half a second: most of a short
 `python -m emu run`.  The first run of an object stores what parsing produced (sections,
 symbols, relocations, the relocated segments, the export description, the vector
-instruction sites) as JSON under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
+instruction sites, what each embedded cubin says) as JSON under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
 of the same bytes read it back and never import LIEF.  The store holds only emu's own
 output, as plain JSON (no pickle); an entry that does not read back cleanly is ignored
 and rebuilt.  `EMU_CACHE_DIR=off` disables it.
@@ -25,12 +25,13 @@ from .export import Export
 from .layout import Image, Segment
 from .objfile import ObjectFile, Section, Symbol
 
-FORMAT = 2     # 2: relocations stored as their packed RELA tables
+FORMAT = 3     # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"])
 
 # The code whose output an entry stores, relative to the emu package: files, and
 # folders whose *.py files all count.
 CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py", "export.py", "generation.py",
-        "entries.py", "image_store.py", "arch")
+        "entries.py", "image_store.py", "arch", "fatbin.py", "cubin.py", "cubin_info.py", "cuda/loading.py",
+        "cuda/kernel_attributes.py")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 

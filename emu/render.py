@@ -9,8 +9,8 @@ from .records import CallRecord, ObjectRun
 
 
 def param_kinds(symbol: str) -> dict[str, Any]:
-    from .stubs import STUB_CATALOGUE
-    model = STUB_CATALOGUE.get(symbol)
+    from .stubs import stub_model
+    model = stub_model(symbol)
     return {p.name: p.c for p in model.params()} if model else {}
 
 
@@ -64,8 +64,8 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
     kinds = param_kinds(call.symbol)
     args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
                      if kinds.get(name) is None or kinds[name].kind != "out")
-    from .stubs import STUB_CATALOGUE
-    libc = getattr(STUB_CATALOGUE.get(call.symbol), "api", None) == "libc"
+    from .stubs import stub_model
+    libc = getattr(stub_model(call.symbol), "api", None) == "libc"
     if libc and "text" in call.args:              # output: the text written says it all
         args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
                          + [f"text={call.args['text']!r}"])

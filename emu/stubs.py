@@ -28,8 +28,15 @@ _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "hand
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
          "size": (1 << 64) - 1, "handle": (1 << 64) - 1}
 MAX_CSTRING = 4096
-# The one stub table: every CUDA wrapper model, and the C library functions host code calls (emu.libc).
-STUB_CATALOGUE = {**CATALOGUE, **LIBC_CATALOGUE}
+
+
+def stub_model(symbol: str) -> type[CudaCall] | None:
+    """The model of a stubbed symbol: a C library function host code calls (emu.libc), else a CUDA wrapper.
+
+    Looked up per symbol, never merged into one table: the CUDA catalogue builds a model
+    only when its symbol is looked up, and building all 64 costs a process about 0.1 s.
+    """
+    return LIBC_CATALOGUE.get(symbol) or CATALOGUE.get(symbol)
 
 
 def read_c_string(uc: Uc, address: int) -> str | None:
@@ -122,7 +129,7 @@ def symbol_plan(symbol: str) -> _Plan | None:
     """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
     plan = _PLANS.get(symbol)
     if plan is None:
-        model = STUB_CATALOGUE.get(symbol)
+        model = stub_model(symbol)
         if model is None:
             return None              # not cached: object files may name any number of these
         plan = _PLANS[symbol] = _Plan(model)

@@ -28,6 +28,7 @@ class LibraryImage:
     payloads: tuple[bytes | None, ...] = ()      # None: compressed in a form emu cannot decompress
     error: str | None = None                     # why the container could not be decoded
     verdicts: dict = field(default_factory=dict, compare=False, repr=False)   # profile name -> load_verdict
+    cubins: dict = field(default_factory=dict, compare=False, repr=False)     # entry offset -> CubinInfo or why unreadable
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,18 @@ def library_image(image) -> LibraryImage | None:
 
 
 def _read_library(image) -> LibraryImage | None:
+    binary = _decode_from_image(image)
+    if binary is not None:
+        for offset, known in image.extras.get("cubins", {}).items():      # what the image store kept (stored_cubins)
+            try:
+                binary.cubins.setdefault(int(offset), CubinInfo.model_validate(known["info"]) if "info" in known
+                                         else str(known["error"]))
+            except (ValueError, TypeError, KeyError):
+                pass            # a spoilt entry: the cubin is read again
+    return binary
+
+
+def _decode_from_image(image) -> LibraryImage | None:
     address = image.data_symbols.get(BINARY_SYMBOL)
     if address is None:
         return None
@@ -132,7 +145,7 @@ def _verdict(binary: LibraryImage, profile: DeviceProfile) -> tuple[str | None, 
     cubins = sorted(((e, p) for e, p in runnable if e.kind == "elf"), key=lambda ep: _Target.parse(ep[0].sm_arch).number)
     if cubins:
         entry, payload = cubins[-1]
-        return None, _cubin_facts(entry, payload)
+        return None, _cubin_facts(binary, entry, payload)
     ptx = [e for e, _p in runnable if e.kind == "ptx"]
     if ptx:
         target = _Target.parse(ptx[-1].sm_arch)
@@ -147,16 +160,43 @@ def _verdict(binary: LibraryImage, profile: DeviceProfile) -> tuple[str | None, 
             f"answers cudaErrorNoKernelImageForDevice (209){hint}"), {}
 
 
-def _cubin_facts(entry: FatbinEntry, payload: bytes | None) -> dict[str, KernelFacts]:
+def _cubin_facts(binary: LibraryImage, entry: FatbinEntry, payload: bytes | None) -> dict[str, KernelFacts]:
     target = _Target.parse(entry.sm_arch)
     if payload is None:
         return {"*": KernelFacts(None, target.number, None, f"the {entry.sm_arch} cubin is compressed in a form emu "
                                  "cannot decompress")}
-    try:
-        info: CubinInfo = parse_cubin(payload)
-    except ValueError as error:          # CubinError, or a field no cubin of nvcc's would hold
-        return {"*": KernelFacts(None, target.number, None, f"the {entry.sm_arch} cubin cannot be read: {error}")}
+    info = binary.cubins.get(entry.offset)
+    if info is None:
+        info = binary.cubins[entry.offset] = _read_cubin(payload)
+    if isinstance(info, str):
+        return {"*": KernelFacts(None, target.number, None, f"the {entry.sm_arch} cubin cannot be read: {info}")}
     return cubin_kernel_facts(info)
+
+
+def _read_cubin(payload: bytes) -> CubinInfo | str:
+    """The cubin's facts, or why it cannot be read."""
+    try:
+        return parse_cubin(payload)
+    except ValueError as error:          # CubinError, or a field no cubin of nvcc's would hold
+        return str(error)
+
+
+def stored_cubins(image) -> dict[str, dict]:
+    """What each cubin of the export's fatbin says, as the image store keeps it with the image.
+
+    Reading a cubin needs LIEF, whose import costs a process more than the rest of a run:
+    the image store keeps these facts (entry offset -> `{"info": CubinInfo}` or `{"error": why}`)
+    so that a later process runs the object without importing it.
+    """
+    binary = _decode_from_image(image)
+    if binary is None or binary.error is not None:
+        return {}
+    stored = {}
+    for entry, payload in zip(binary.entries, binary.payloads):
+        if entry.kind == "elf" and payload is not None:
+            info = _read_cubin(payload)
+            stored[str(entry.offset)] = {"error": info} if isinstance(info, str) else {"info": info.model_dump(mode="json")}
+    return stored
 
 
 def cubin_kernel_facts(info: CubinInfo) -> dict[str, KernelFacts]:

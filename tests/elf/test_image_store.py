@@ -97,3 +97,39 @@ def test_the_code_digest_covers_the_relocation_tables(tmp_path):
     table = tmp_path / "emu" / "arch" / "aarch64" / "relocations.py"
     table.write_text(table.read_text() + "\n")
     assert image_store.code_digest(str(tmp_path / "emu")) != before
+
+
+# A fresh process runs one object's loaders and prints whether it imported LIEF, then what the
+# CUDA model took from the export's cubin for each kernel on the H200 profile.
+_RUN_AND_TELL = """import sys
+from emu.cuda.loading import library_image, load_verdict
+from emu.cuda.profile import load_profile
+from emu.entries import EntrySpec
+from emu.images import load_image
+from emu.run import run_object
+run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
+error, facts = load_verdict(library_image(load_image(sys.argv[1])[0]), load_profile("h200"))
+print('lief' in sys.modules)
+print(run.model_dump_json())
+print(error, sorted((name, fact.cubin.model_dump_json(), fact.binary_version, fact.ptx_version) for name, fact in facts.items()))
+"""
+
+
+def test_a_second_run_of_an_object_reads_its_cubins_from_the_store_without_lief(tmp_path):
+    """The cubins' facts are stored with the image: the second process runs the object without importing
+    LIEF and sees the same kernel facts and the same run as the first, which parsed the cubin."""
+    import subprocess
+    import sys
+    env = {**os.environ, "EMU_CACHE_DIR": str(tmp_path / "store")}
+
+    def run() -> tuple[bool, str, str]:
+        out = subprocess.run([sys.executable, "-c", _RUN_AND_TELL, fixture("x86_64", "carveout_25")], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        lief, trace, facts = out.stdout.splitlines()
+        return lief == "True", trace, facts
+
+    first, second = run(), run()
+    assert first[0] and not second[0]
+    assert first[1:] == second[1:]
+    assert "registers" in second[2]         # the cubin's facts were there to compare
