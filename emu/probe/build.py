@@ -7,6 +7,7 @@ with `--wrap=_cudaLaunchKernelEx` so the wrapper's launches are recorded.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -34,6 +35,8 @@ class Target:
     source: str          # C++ text
     object_path: Path | None   # the export's .o to link, None for a fatbin harness
     include_dir: Path | None   # where the export's header is
+    binary: str = ""           # run another target's binary (with `env`) instead of building one
+    env: str = ""              # VAR=value for the run, e.g. CUDA_MODULE_LOADING=EAGER
 
 
 def nvcc_path() -> str:
@@ -76,8 +79,9 @@ def driver_stub(home: Path, folder: Path) -> Path:
     return folder
 
 
-def build(targets: list[Target], out: Path, jobs: int = 2) -> Path:
-    """Compile every target into `out/bin/`, copy the CUDA runtime next to them, write `out/run.sh`."""
+def build(targets: list[Target], out: Path, jobs: int = 2) -> tuple[Path, dict[str, str]]:
+    """Compile every target into `out/bin/`, copy the CUDA runtime next to them, write `out/run.sh`;
+    returns the runner and {target name: error} for harnesses that did not build (left out of the run)."""
     nvcc = nvcc_path()
     home = cuda_home(nvcc)
     dsl = dsl_runtime_library()
@@ -94,8 +98,14 @@ def build(targets: list[Target], out: Path, jobs: int = 2) -> Path:
         runtime = candidates[0]
     shutil.copy(runtime, bin_dir / runtime.name)
 
-    def one(target: Target) -> None:
-        source = src_dir / f"{target.name}.cpp"
+    def one(target: Target) -> str | None:
+        """Build one harness (unless the same source and header were built before); the error, if any."""
+        source, key_file, binary = src_dir / f"{target.name}.cpp", src_dir / f"{target.name}.key", bin_dir / target.name
+        header = target.object_path.with_suffix(".h") if target.object_path is not None else None
+        key = hashlib.sha256(target.source.encode() + RUNTIME_HEADER.read_bytes()
+                             + (header.read_bytes() if header and header.exists() else b"")).hexdigest()
+        if binary.exists() and key_file.exists() and key_file.read_text() == key:
+            return None
         source.write_text(target.source)
         command = [nvcc, "-O1", "-std=c++17", f"-I{src_dir}", "-cudart", "shared",
                    "-o", str(bin_dir / target.name), str(source)]
@@ -104,14 +114,23 @@ def build(targets: list[Target], out: Path, jobs: int = 2) -> Path:
         if target.object_path is not None:
             command += [str(target.object_path), str(dsl)]
         command += [f"-L{stub}", "-lcuda", "-Xlinker", "--wrap=_cudaLaunchKernelEx", "-Xlinker", "-rpath,$ORIGIN"]
-        _run(command, f"harness {target.name}")
+        try:
+            _run(command, f"harness {target.name}")
+        except BuildError as error:
+            binary.unlink(missing_ok=True)
+            return str(error)
+        key_file.write_text(key)
+        return None
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(one, targets))
-    (out / "targets.tsv").write_text("".join(f"{t.name}\t{t.label}\t{t.sha256}\n" for t in targets))
+        errors = dict(zip((t.name for t in targets if not t.binary), pool.map(one, [t for t in targets if not t.binary])))
+    failed = {name: error for name, error in errors.items() if error}
+    built = [t for t in targets if (t.binary or t.name) not in failed]
+    (out / "targets.tsv").write_text("".join(f"{t.name}\t{t.label}\t{t.sha256}\t{t.binary or t.name}\t{t.env or '-'}\n"
+                                             for t in built))
     shutil.copy(RUNNER, out / "run.sh")
     (out / "run.sh").chmod(0o755)
-    return out / "run.sh"
+    return out / "run.sh", failed
 
 
 def _run(command: list[str], what: str) -> None:

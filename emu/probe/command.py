@@ -10,6 +10,7 @@ import fnmatch
 import hashlib
 import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -78,6 +79,9 @@ def toy_targets(folder: Path) -> list[Target]:
         sha = hashlib.sha256(data).hexdigest()
         source = fatbin_harness(data, label, sha, names, sweep=variant in TOY_SWEEP)
         targets.append(Target(facts_name(label), label, sha, source, None, None))
+        if variant not in TOY_SWEEP:      # does the driver load eagerly what it refuses lazily at lookup?
+            targets.append(Target(facts_name(label) + ".eager", label, sha, "", None, None,
+                                  binary=facts_name(label), env="CUDA_MODULE_LOADING=EAGER"))
     return targets
 
 
@@ -90,9 +94,12 @@ def probe_command(args) -> int:
         if not args.no_toys:
             targets += toy_targets((out if args.build_only else Path(tempfile.mkdtemp(prefix="emu-probe-"))) / "toys")
         build_dir = out if args.build_only else Path(tempfile.mkdtemp(prefix="emu-probe-build-"))
-        runner = build(targets, build_dir, jobs=args.jobs)
+        runner, failed = build(targets, build_dir, jobs=args.jobs)
     except (BuildError, OSError) as error:
         raise ProbeError(str(error)) from None
+    for name, error in failed.items():
+        print(f"emu: probe: left out {name}: {error}", file=sys.stderr)
+    targets = [t for t in targets if (t.binary or t.name) not in failed]
     if args.build_only:
         print(f"built {len(targets)} harnesses; run them on a GPU machine with: {runner} FACTS_DIR")
         return EXIT_OK

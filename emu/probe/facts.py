@@ -1,11 +1,12 @@
 """The probe's facts as pydantic models (team contract 3) and the reader that validates a facts file.
 
 One JSON object a line; `kind` tells which model.  The six kinds of the contract are what the CUDA
-model is tested against; `get_kernel`, `wrapper_return`, `execution` and `harness_exit` are the
-probe's own bookkeeping (documented in tests/data/facts/h200/README.md) and can be ignored.
+model is tested against; `load_step`, `get_kernel`, `wrapper_return`, `execution` and `harness_exit` are the
+probe's own detail and bookkeeping (documented in tests/data/facts/h200/README.md) and can be ignored.
 """
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Annotated, Literal, Union
@@ -85,6 +86,12 @@ class LaunchFact(_Fact):
     result: int                     # the launch call's cudaError (-1: not run again after a restart)
 
 
+class LoadStepFact(_Fact):
+    kind: Literal["load_step"]
+    index: int                      # the header's CUTE_DSL_CUDA_ERROR_CHECK calls in order (4.4 and later:
+    result: int                     # 0 init, 1 cudaGetDeviceCount, 2 + d load_to_device(d))
+
+
 class GetKernelFact(_Fact):
     kind: Literal["get_kernel"]
     kernel: str
@@ -109,7 +116,7 @@ class HarnessExitFact(_Fact):
 
 CONTRACT_KINDS = ("device", "load", "kernel_attribute", "occupancy", "setter", "launch")
 Fact = Annotated[Union[DeviceFact, LoadFact, KernelAttributeFact, OccupancyFact, SetterFact, LaunchFact,
-                       GetKernelFact, WrapperReturnFact, ExecutionFact, HarnessExitFact], Field(discriminator="kind")]
+                       LoadStepFact, GetKernelFact, WrapperReturnFact, ExecutionFact, HarnessExitFact], Field(discriminator="kind")]
 _ADAPTER = TypeAdapter(Fact)
 
 
@@ -126,9 +133,10 @@ def parse_fact(line: str, where: str = "<line>"):
 
 
 def read_facts(path: str | Path, kinds: tuple[str, ...] | None = None) -> list:
-    """Every fact of a JSONL file (validated), optionally only those of some kinds."""
+    """Every fact of a JSONL file, plain or gzipped (`.jsonl.gz`), validated; optionally only some kinds."""
     facts = []
-    with open(path) as handle:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
@@ -136,6 +144,12 @@ def read_facts(path: str | Path, kinds: tuple[str, ...] | None = None) -> list:
             if kinds is None or fact.kind in kinds:
                 facts.append(fact)
     return facts
+
+
+def fact_files(folder: str | Path) -> list[Path]:
+    """The facts files of a folder (tests/data/facts/h200/ stores them as <name>.jsonl.gz)."""
+    folder = Path(folder)
+    return sorted([*folder.glob("*.jsonl"), *folder.glob("*.jsonl.gz")])
 
 
 def dump_fact(fact) -> str:

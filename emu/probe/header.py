@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_LOAD = re.compile(r"static inline void (\w+)_Kernel_Module_Load\((\w+) \*module\)")
-_WRAPPER = re.compile(r"static inline int32_t (cute_dsl_\w+_wrapper)\(([^)]*)\)\s*\{", re.S)
+# <prefix>_Kernel_Module_Load(<prefix>_Kernel_Module_t *module) since 4.4; 4.3 wrote _Kernel_Metadata_Load(.. *metadata)
+_LOAD = re.compile(r"static inline void ((\w+)_Kernel_(?:Module|Metadata)_Load)\((\w+) \*\w+\)")
+_WRAPPER = re.compile(r"static inline int32_t ((?:cute_dsl_)?\w+_wrapper)\(([^)]*)\)\s*\{", re.S)
 _STRUCT = re.compile(r"typedef struct\s*\{([^{}]*)\}\s*(\w+);", re.S)
 _FIELD = re.compile(r"^\s*([\w ]+?)\s*(\*?)\s*(\w+)\s*(?:\[(\d+)\])?\s*;\s*$")
 _PARAM = re.compile(r"^\s*([\w ]+?)\s*(\*?)\s*(\w+)\s*$")
@@ -41,6 +42,7 @@ class Param:
 class ExportHeader:
     path: str
     prefix: str
+    load_function: str
     module_type: str
     wrapper: str | None
     params: list[Param] = field(default_factory=list)          # after the module pointer
@@ -51,17 +53,18 @@ def parse_header(path: str | Path) -> ExportHeader:
     text = Path(path).read_text(errors="replace")
     load = _LOAD.search(text)
     if load is None:
-        raise HeaderError(f"{path}: no `static inline void <prefix>_Kernel_Module_Load(<prefix>_Kernel_Module_t *module)`; "
+        raise HeaderError(f"{path}: no `static inline void <prefix>_Kernel_Module_Load(<prefix>_Kernel_Module_t *module)` "
+                          "(nor 4.3's `_Kernel_Metadata_Load`); "
                           "this is not a header written by CuTe DSL's export_to_c")
-    prefix, module_type = load.group(1), load.group(2)
+    load_function, prefix, module_type = load.groups()
     structs = {name: _fields(body, path, name) for body, name in _STRUCT.findall(text)}
     wrapper = _WRAPPER.search(text)
     if wrapper is None:
-        return ExportHeader(str(path), prefix, module_type, None, [], structs)
+        return ExportHeader(str(path), prefix, load_function, module_type, None, [], structs)
     params = [_param(p, path) for p in wrapper.group(2).split(",") if p.strip()]
     if not params or params[0].ctype != module_type or not params[0].pointer:
-        raise HeaderError(f"{path}: the wrapper {wrapper.group(1)} does not take `{module_type} *module` first")
-    return ExportHeader(str(path), prefix, module_type, wrapper.group(1), params[1:], structs)
+        raise HeaderError(f"{path}: the wrapper {wrapper.group(1)} does not take a `{module_type} *` first")
+    return ExportHeader(str(path), prefix, load_function, module_type, wrapper.group(1), params[1:], structs)
 
 
 def _fields(body: str, path, struct: str) -> list[StructField]:

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ static std::string g_object = "null", g_sha = "null";     // JSON literals
 static long g_emitted = 0, g_skip = 0;                      // replay after a restart: lines to suppress
 static std::vector<long> g_bad;                              // launch sequence numbers that poisoned the context
 static void *g_buffer = nullptr;                             // 1 GiB of zeros every sweep launch points into
+static FILE *g_facts = stdout;                               // facts only: probe_start sends fd 1 (printf) to stderr
 static const size_t BUFFER_BYTES = size_t(1) << 30;
 
 static std::string jstr(const char *text) {
@@ -37,7 +39,7 @@ struct Line {
   Line &str(const char *key, const char *value) { return raw(key, value ? jstr(value) : std::string("null")); }
   long emit() {
     long index = g_emitted++;
-    if (index >= g_skip) { printf("%s}\n", text.c_str()); fflush(stdout); }
+    if (index >= g_skip) { fprintf(g_facts, "%s}\n", text.c_str()); fflush(g_facts); }
     return index;
   }
 };
@@ -173,8 +175,19 @@ struct Launch {
   std::vector<std::pair<int, int>> pre;      // kernel attributes set (for device 0) before, restored after
 };
 
-static Launch cfg(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t smem = 0) {
-  Launch l; l.grid[0] = gx; l.grid[1] = gy; l.grid[2] = gz; l.block[0] = bx; l.block[1] = by; l.block[2] = bz; l.smem = smem; return l;
+// A DSL kernel may need dynamic shared memory (`rotate` needs 512 bytes for its 128 threads, and faults
+// with less): sweep launches that do not test shared memory get what the export's wrapper gave the
+// kernel, scaled to the block's threads.  Kernels the wrapper did not launch get none.
+struct WrapperSmem { CUkernel kernel; size_t smem; size_t threads; };
+static std::vector<WrapperSmem> g_wrapper_smem;
+static size_t g_smem_bytes = 0, g_smem_threads = 1;
+static const size_t AUTO_SMEM = ~(size_t)0;
+
+static Launch cfg(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t smem = AUTO_SMEM) {
+  Launch l; l.grid[0] = gx; l.grid[1] = gy; l.grid[2] = gz; l.block[0] = bx; l.block[1] = by; l.block[2] = bz;
+  size_t threads = (size_t)bx * by * bz;
+  l.smem = smem != AUTO_SMEM ? smem : (threads * g_smem_bytes + g_smem_threads - 1) / g_smem_threads;
+  return l;
 }
 static Launch &with(Launch &l, int id, int value) { l.attrs.push_back({id, {value, 0, 0}, 1}); return l; }
 static Launch &with3(Launch &l, int id, int x, int y, int z) { l.attrs.push_back({id, {x, y, z}, 3}); return l; }
@@ -293,19 +306,27 @@ static int launch_one(CUkernel k, const char *name, Launch l) {
 static Launch pre(Launch l, int attr, int value) { l.pre.push_back({attr, value}); return l; }
 
 // Largest cooperative grid (x only) that launches, by binary search; the launches are all recorded.
+// Shared memory above attribute 8 gets attribute 8 raised first (`pre`), so the search measures co-residency.
 static void cooperative_search(CUkernel k, const char *name, unsigned block, size_t smem) {
   unsigned lo = 0, hi = 132 * 64 + 1;       // lo launches (0 = none yet), hi does not (or untested bound)
-  Launch top = cfg(hi, 1, 1, block, 1, 1, smem); with(top, cudaLaunchAttributeCooperative, 1);
-  if (launch_one(k, name, top) == 0) return;
+  int attr8 = get_attr(k, 8), optin = 0, statics = get_attr(k, 1);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  Launch base = cfg(hi, 1, 1, block, 1, 1, smem);
+  if (smem > (size_t)attr8) base.pre.push_back({8, optin - statics});
+  with(base, cudaLaunchAttributeCooperative, 1);
+  if (launch_one(k, name, base) == 0) return;
   while (hi - lo > 1) {
     unsigned mid = lo + (hi - lo) / 2;
-    Launch l = cfg(mid, 1, 1, block, 1, 1, smem); with(l, cudaLaunchAttributeCooperative, 1);
+    Launch l = base; l.grid[0] = mid;
     if (launch_one(k, name, l) == 0) lo = mid; else hi = mid;
   }
 }
 
 // The launch-configuration sweep: limits of grid, block, cluster, cooperative size, shared memory, attributes.
 static void probe_launch_sweep(CUkernel k, const char *name) {
+  g_smem_bytes = 0; g_smem_threads = 1;
+  for (auto &w : g_wrapper_smem)
+    if (w.kernel == k && w.threads) { g_smem_bytes = w.smem; g_smem_threads = w.threads; }
   int max_threads = get_attr(k, 0), statics = get_attr(k, 1), attr8 = get_attr(k, 8);
   int optin = 0; cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
   // block and grid shapes
@@ -350,31 +371,31 @@ static void probe_launch_sweep(CUkernel k, const char *name) {
     for (int c : {2, 4, 8, 16}) {
       for (size_t s : {(size_t)0, (size_t)100000, (size_t)(optin - statics)}) {
         for (unsigned b : {128u, 1024u}) {
-          Launch l = pre(cfg(c, 1, 1, b, 1, 1, s), 14, np);
+          Launch l = pre(cfg(c, 1, 1, b, 1, 1, s ? s : AUTO_SMEM), 14, np);
           l.pre.push_back({8, optin - statics});
           with3(l, cudaLaunchAttributeClusterDimension, c, 1, 1); launch_one(k, name, l);
         }
       }
     }
   }
-  // required cluster dimensions set through attributes 10-13
-  int req[][4] = {{2, 1, 1, 1}, {4, 1, 1, 1}, {2, 2, 1, 1}, {16, 1, 1, 1}};
+  // required cluster dimensions set through attributes 11-13 (10 is read-only on this driver: setters answer 1)
+  int req[][3] = {{2, 1, 1}, {4, 1, 1}, {2, 2, 1}, {8, 1, 1}, {16, 1, 1}, {3, 1, 1}};
   for (auto &r : req) {
-    for (int must : {0, 1}) {
+    for (int np : {0, 1}) {
       Launch base = cfg(4 * r[0], r[1], r[2], 128, 1, 1);
-      base.pre = {{14, 1}, {10, must}, {11, r[0]}, {12, r[1]}, {13, r[2]}};
+      base.pre = {{14, np}, {11, r[0]}, {12, r[1]}, {13, r[2]}};
       launch_one(k, name, base);
       Launch same = base; with3(same, cudaLaunchAttributeClusterDimension, r[0], r[1], r[2]); launch_one(k, name, same);
       Launch other = base; with3(other, cudaLaunchAttributeClusterDimension, 1, 1, 1); launch_one(k, name, other);
+      Launch bigger = base; with3(bigger, cudaLaunchAttributeClusterDimension, 2 * r[0], r[1], r[2]); launch_one(k, name, bigger);
       Launch odd = base; odd.grid[0] = 4 * r[0] + 1; launch_one(k, name, odd);
+      Launch coop = base; with(coop, cudaLaunchAttributeCooperative, 1); launch_one(k, name, coop);
     }
   }
-  Launch must_only = cfg(4, 1, 1, 128, 1, 1); must_only.pre = {{10, 1}}; launch_one(k, name, must_only);
-  Launch must_with = must_only; with3(must_with, cudaLaunchAttributeClusterDimension, 2, 1, 1); launch_one(k, name, must_with);
   // cooperative: largest grid per block size and shared memory
   for (unsigned b : {32u, 64u, 128u, 256u, 512u, 1024u}) {
     if ((int)b > max_threads) continue;
-    cooperative_search(k, name, b, 0);
+    cooperative_search(k, name, b, cfg(1, 1, 1, b, 1, 1).smem);
   }
   for (size_t s : {(size_t)49152, (size_t)100000, (size_t)(optin - statics)}) cooperative_search(k, name, 128, s);
   for (int v : {0, 1, 2, -1}) { Launch l = cfg(4, 1, 1, 128, 1, 1); with(l, cudaLaunchAttributeCooperative, v); launch_one(k, name, l); }
@@ -452,6 +473,7 @@ extern "C" cudaError_t __wrap__cudaLaunchKernelEx(const cudaLaunchConfig_t *conf
   bool skip = replaying(seq) && poisoned(seq);
   cudaError_t r = skip ? cudaErrorLaunchFailure : __real__cudaLaunchKernelEx(config, func, args);
   std::string name = kernel_name((CUkernel)func, "?");
+  g_wrapper_smem.push_back({(CUkernel)func, config->dynamicSmemBytes, (size_t)config->blockDim.x * config->blockDim.y * config->blockDim.z});
   if (skip) { g_emitted += 2; return r; }
   Line("launch").str("kernel", name.c_str()).str("via", "wrapper").raw("config", config_json(*config)).raw("pre", "{}").num("result", r).emit();
   if (r == cudaSuccess) check_execution(seq);
@@ -468,7 +490,12 @@ static void *probe_alloc(size_t bytes) {
   return p;
 }
 
+// Kernels and host code may printf (a tensor, a barrier message): keep fd 1 for facts alone.
 static void probe_start(int argc, char **argv, const char *object, const char *sha) {
+  fflush(stdout);
+  int facts_fd = dup(1);
+  if (facts_fd >= 0 && (g_facts = fdopen(facts_fd, "w")) != nullptr) dup2(2, 1);
+  else g_facts = stdout;
   g_object = object ? jstr(object) : "null";
   g_sha = sha ? jstr(sha) : "null";
   for (int i = 1; i + 1 < argc; i++) {

@@ -2,17 +2,19 @@
 recorded sha256, and round-trips through the models line for line."""
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from emu.probe.facts import CONTRACT_KINDS, FactsError, dump_fact, parse_fact, read_facts
+from emu.probe.facts import CONTRACT_KINDS, FactsError, dump_fact, fact_files, parse_fact, read_facts
+from emu.probe.store import store
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "tests" / "data" / "facts" / "h200"
-FILES = sorted(FACTS.glob("*.jsonl"))
+FILES = fact_files(FACTS)
 
 
 def test_there_are_facts():
@@ -21,7 +23,7 @@ def test_there_are_facts():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_file_is_valid_and_round_trips(path):
-    lines = [line.rstrip("\n") for line in path.read_text().splitlines() if line.strip()]
+    lines = [line for line in gzip.decompress(path.read_bytes()).decode().splitlines() if line.strip()]
     assert lines, f"{path.name} is empty"
     for number, line in enumerate(lines, 1):
         fact = parse_fact(line, f"{path.name}:{number}")
@@ -37,6 +39,8 @@ def test_file_names_one_committed_object(path):
     assert len(objects) == 1, objects
     (label, sha), = objects
     obj = ROOT / label
+    if not obj.parent.exists():
+        pytest.skip(f"{label}: its folder is not in this checkout (real-world and old-release fixtures land with their branches)")
     assert obj.exists(), f"{path.name} measures {label}, which is not committed"
     assert hashlib.sha256(obj.read_bytes()).hexdigest() == sha
     devices = [f for f in facts if f.kind == "device"]
@@ -59,6 +63,20 @@ def test_bad_lines_are_named(tmp_path):
                    '"carveout":null,"result":0,"num_blocks":1,"extra":1}')
     with pytest.raises(FactsError):
         parse_fact("not json")
+
+
+def test_store_drops_printed_lines_and_is_reproducible(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    load = '{"kind":"load","object":"a.o","sha256":"00","result":209}'
+    (raw / "a.jsonl").write_text(f"{load}\nAll threads arrived at barrier\n\n")
+    assert store(raw, tmp_path / "one") == [("a", 1, 2)]
+    store(raw, tmp_path / "two")
+    assert (tmp_path / "one" / "a.jsonl.gz").read_bytes() == (tmp_path / "two" / "a.jsonl.gz").read_bytes()
+    assert [f.result for f in read_facts(tmp_path / "one" / "a.jsonl.gz")] == [209]
+    (raw / "a.jsonl").write_text('{"kind":"load","object":"a.o"}\n')
+    with pytest.raises(FactsError, match="a.jsonl:1"):
+        store(raw, tmp_path / "three")
 
 
 def test_launch_values_keep_their_shape():

@@ -39,6 +39,15 @@ def test_harness_uses_the_header(path):
     assert "probe_library_rest(kernels, false);" in source
 
 
+def test_harness_of_dsl_4_3(tmp_path):
+    shutil.copy(Path(__file__).with_name("dsl43_plain.h"), tmp_path / "plain.h")
+    shutil.copy(ROOT / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/plain.o", tmp_path / "plain.o")
+    source = export_target(tmp_path / "plain.o", sweep=False).source
+    assert "plain_Kernel_Metadata_t module;" in source and "plain_Kernel_Metadata_Load(&module);" in source
+    assert "plain_wrapper(&module, &arg_x, (CUstream)0);" in source
+    assert "probe_library_attributes((cudaLibrary_t)module.module" in source
+
+
 def test_two_kernels_are_both_named():
     path = ROOT / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/two_kernels.o"
     assert [k.split("_tensor")[0] for k in kernel_slot_names(path)] == ["kernel_cutlass_rotate", "kernel_cutlass_negate"]

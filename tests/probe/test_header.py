@@ -19,6 +19,7 @@ def test_there_are_headers():
 def test_every_fixture_header(path):
     header = parse_header(path)
     assert header.prefix == path.stem
+    assert header.load_function == f"{path.stem}_Kernel_Module_Load"
     assert header.module_type == f"{path.stem}_Kernel_Module_t"
     assert header.wrapper == f"cute_dsl_{path.stem}_wrapper"
     # the toy exports take one static 128-float tensor and a stream
@@ -36,6 +37,18 @@ def test_dynamic_tensor_struct(tmp_path):
     fields = parse_header(path).structs[f"{HEADERS[0].stem}_Tensor_x_t"]
     assert [(f.ctype, f.name, f.count) for f in fields] == [
         ("void", "data", None), ("int32_t", "dynamic_shapes", 2), ("int64_t", "dynamic_strides", 1)]
+
+
+HEADER_43 = Path(__file__).with_name("dsl43_plain.h")     # the form nvidia-cutlass-dsl 4.3 wrote
+
+
+def test_header_of_dsl_4_3(tmp_path):
+    path = tmp_path / "plain.h"
+    path.write_text(HEADER_43.read_text())
+    header = parse_header(path)
+    assert (header.prefix, header.load_function, header.module_type, header.wrapper) == (
+        "plain", "plain_Kernel_Metadata_Load", "plain_Kernel_Metadata_t", "plain_wrapper")
+    assert [(p.ctype, p.name) for p in header.params] == [("plain_Tensor_x_t", "x"), ("CUstream", "stream")]
 
 
 def test_not_an_export_header(tmp_path):

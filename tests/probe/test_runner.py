@@ -38,7 +38,7 @@ def test_restart_and_crash(tmp_path):
     (build / "bin" / "crash").write_text("#!/bin/sh\nkill -SEGV $$\n")
     for name in ("good", "crash"):
         (build / "bin" / name).chmod(0o755)
-    (build / "targets.tsv").write_text("good\ta.o\t00\ncrash\tb.o\t11\n")
+    (build / "targets.tsv").write_text("good\ta.o\t00\tgood\t-\ncrash\tb.o\t11\tcrash\tFOO=1\n")
     subprocess.run(["sh", str(build / "run.sh"), str(tmp_path / "facts")], check=True, capture_output=True)
     good = read_facts(tmp_path / "facts" / "good.jsonl")
     assert [f.kind for f in good] == ["load", "get_kernel", "launch", "execution", "wrapper_return"]
