@@ -1,7 +1,7 @@
 """Compare two checkouts of emu on the in-process figures, in alternating processes.
 
-    git worktree add /tmp/emu-before <commit>
-    python benchmarks/ab.py /tmp/emu-before [--rounds 3] [--repeat 5]
+    git worktree add ../emu-before <commit>
+    python benchmarks/ab.py ../emu-before [--rounds 3] [--repeat 5]
 
 Runs the never-seen and parsed-once per-object measurements of bench.py for this
 checkout and the other one in turn, each in a fresh process, `--rounds` times, and

@@ -52,9 +52,9 @@ def cold_steps(path: str) -> dict[str, float]:
     marks.append(("parse (LIEF + struct)", clock()))
     image = layout.build_image(obj)
     marks.append(("layout + relocation", clock()))
-    cpu = architecture(obj.arch).cpu
-    if hasattr(cpu, "vector_sites"):
-        image.extras["vector_sites"] = cpu.vector_sites(image)
+    sites = architecture(obj.arch).cpu.extension_sites(image)
+    if sites:
+        image.extras["vector_sites"] = sites
     marks.append(("vector-site scan", clock()))
     export = describe_export(obj, image)
     marks.append(("export description", clock()))

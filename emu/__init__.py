@@ -1,7 +1,40 @@
 """emu: run the host loaders of CuTe DSL ahead-of-time exports on a CPU emulator.
 
-`emu.run.run_object` runs one object; `emu.scenario` runs YAML scenarios; the CLI is
-`python -m emu`.
+The public Python API (see the README): `emu.trace`, `emu.inspect`, `emu.check`,
+`emu.run_scenario` and `emu.run_scenarios`, which return the models `--json` prints
+(`ObjectRun`, `Inspection`, `CheckResult`, `ScenarioResult`), and the errors of
+`emu.errors`. The command line is `python -m emu`. Everything else is private.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .api import check, inspect, run_scenario, run_scenarios, trace
+from .errors import BadInput, BuildError, DslNotInstalled, EmuError, ObjectFormatError, ScenarioError
+
+if TYPE_CHECKING:
+    from .cuda.config import RuntimeConfig
+    from .entries import EntrySpec
+    from .inspection import InspectResult as Inspection
+    from .loader_check import CheckResult
+    from .records import ObjectRun
+    from .scenario.runner import ScenarioResult
 
 __version__ = "0.1.0"
+__all__ = ["trace", "inspect", "check", "run_scenario", "run_scenarios",
+           "ObjectRun", "Inspection", "CheckResult", "ScenarioResult", "RuntimeConfig", "EntrySpec",
+           "EmuError", "BadInput", "ObjectFormatError", "ScenarioError", "BuildError", "DslNotInstalled"]
+
+# The result models are imported on first use: pydantic models cost import time that
+# `import emu` alone should not pay.
+_MODELS = {"ObjectRun": ("records", "ObjectRun"), "Inspection": ("inspection", "InspectResult"),
+           "CheckResult": ("loader_check", "CheckResult"), "ScenarioResult": ("scenario.runner", "ScenarioResult"),
+           "RuntimeConfig": ("cuda.config", "RuntimeConfig"), "EntrySpec": ("entries", "EntrySpec")}
+
+
+def __getattr__(name: str):
+    if name in _MODELS:
+        from importlib import import_module
+        module, attribute = _MODELS[name]
+        return getattr(import_module(f"{__name__}.{module}"), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

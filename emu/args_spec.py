@@ -429,6 +429,10 @@ def _default(obj: Any) -> str | None:
 def _kind(obj: Any, pos: int) -> str:
     if _is_call_of(obj, "inspect", "_ParameterKind") and len(obj.args) == 1:
         obj = obj.args[0]
+    # some Python releases (3.11.2, Debian 12's) pickle an enum member by name: getattr(inspect._ParameterKind, "KEYWORD_ONLY")
+    if (_is_call_of(obj, "builtins", "getattr") and len(obj.args) == 2 and not obj.kwargs
+            and _is_global(obj.args[0], "inspect", "_ParameterKind") and obj.args[1] in KIND_NAMES):
+        return obj.args[1]
     if isinstance(obj, int) and not isinstance(obj, bool) and 0 <= obj < len(KIND_NAMES):
         return KIND_NAMES[obj]
     raise _fail("parameter kind is not an inspect._ParameterKind of 0..4", pos)

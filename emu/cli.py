@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
+
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
@@ -32,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     from .probe.command import add_probe_parser
@@ -69,13 +73,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from .report import print_scenario
-    from .scenario.load import load_scenario
+    from .scenario.load import load_scenarios
     from .scenario.runner import run_scenario
 
-    loaded = [load_scenario(path) for path in args.scenarios]      # validate every file before running any
+    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
-        print(json.dumps({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]}, indent=1))
+        _print_json({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]})
     else:
         for result in results:
             print_scenario(result, quiet=args.quiet)
@@ -85,37 +89,47 @@ def _run(args) -> int:
 
 
 def _trace(args) -> int:
-    from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec, loaders_for_devices
+    from .api import trace
     from .render import show_run
-    from .run import run_object
-    from .cuda.profile import load_profile
+    from .run import EntryNotRun
 
-    config = RuntimeConfig()
-    count = args.devices if args.devices is not None else load_profile(config.profile).device_count
-    config = RuntimeConfig(device_count=count)
-    entries = loaders_for_devices(count)
-    entries += [EntrySpec(name="launch")]
-    runs = [run_object(path, config, entries) for path in args.objects]
+    runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
+    runs, stopped = [], []
+    for path in args.objects:
+        try:
+            runs.append(trace(path, runtime=runtime))
+        except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
+            runs.append(reason.run)
+            stopped.append(reason)
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=1))
+        _print_json([r.model_dump(mode="json") for r in runs])
     else:
         for run in runs:
             print("\n".join(show_run(run)))
+    for reason in stopped:
+        print(f"emu: error: {reason.render()}", file=sys.stderr)
+    if stopped:
+        return EXIT_BAD_INPUT if any(r.exit_code == EXIT_BAD_INPUT for r in stopped) else stopped[0].exit_code
     return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
 
 
+def _print_json(value) -> None:
+    """Print plain JSON data, indented: pydantic-core's encoder writes it several times faster than `json`'s."""
+    from pydantic_core import to_json
+    print(to_json(value, indent=1).decode())
+
+
 def _inspect(args) -> int:
-    from .inspect import inspect_object, show_inspect
+    from .inspection import inspect_object, show_inspect
     result = inspect_object(args.object)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
     return EXIT_OK
 
 
 def _check(args) -> int:
-    from .check import check_objects, find_objects, show_check, stderr_progress
+    from .loader_check import check_objects, find_objects, show_check, stderr_progress
     objects, directories = find_objects(args.paths)
-    result = check_objects(objects, args.devices, stderr_progress if directories else None)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
     for obj in result.objects:
         if obj.error:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)

@@ -1,19 +1,44 @@
-"""The entry points emu can run, and how each one's arguments are built.
+"""The entry points emu can run: the one list of their names, symbols and arguments.
 
-Plain entries take a pointer to the library slot (and a device); the `_mlir_` packed
-forms take one pointer to a struct of pointers, exactly as the generated header builds
-it; `module_load` is the header's Kernel_Module_Load sequence; `launch` is the launch
-wrapper the header calls.
+Plain loaders take the library (a pointer to its slot, or the handle itself in 4.3
+exports: see emu.generation) and a device; the `_mlir_` packed forms take one pointer
+to a struct of pointers, exactly as the generated header builds it; `module_load` is
+the header's Kernel_Module_Load (Kernel_Metadata_Load in 4.3) sequence; `launch` is the
+launch wrapper the header calls.  Everything else (scenario validation, the export's
+symbol for an entry, inspect's entry list, run's dispatch) reads ENTRY_KINDS.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-EntryName = Literal["cuda_init", "cuda_load", "cuda_load_to_device", "mlir_cuda_init", "mlir_cuda_load",
-                    "mlir_cuda_load_to_device", "module_load", "launch"]
-TAKES_DEVICE = {"cuda_load_to_device", "mlir_cuda_load_to_device"}
+
+@dataclass(frozen=True)
+class EntryKind:
+    name: str
+    symbol: str | None        # "{prefix}_cuda_load" etc.; None: no single function (module_load, launch)
+    packed: bool = False      # the `_mlir_` form: one pointer to a struct of argument pointers
+    takes_device: bool = False
+    loads: bool = False       # a cuda_load form: takes the library as the export's generation says
+
+
+ENTRY_KINDS = (
+    EntryKind("cuda_init", "{prefix}_cuda_init"),
+    EntryKind("cuda_load", "{prefix}_cuda_load", loads=True),
+    EntryKind("cuda_load_to_device", "{prefix}_cuda_load_to_device", takes_device=True, loads=True),
+    EntryKind("mlir_cuda_init", "_mlir_{prefix}_cuda_init", packed=True),
+    EntryKind("mlir_cuda_load", "_mlir_{prefix}_cuda_load", packed=True, loads=True),
+    EntryKind("mlir_cuda_load_to_device", "_mlir_{prefix}_cuda_load_to_device", packed=True, takes_device=True, loads=True),
+    EntryKind("module_load", None),
+    EntryKind("launch", None),
+)
+KINDS = {kind.name: kind for kind in ENTRY_KINDS}
+ENTRY_NAMES = tuple(KINDS)
+LOADER_KINDS = tuple(kind for kind in ENTRY_KINDS if kind.symbol)
+EntryName = Literal[ENTRY_NAMES]      # type: ignore[valid-type]
+TAKES_DEVICE = frozenset(kind.name for kind in ENTRY_KINDS if kind.takes_device)
 
 
 class EntrySpec(BaseModel):

@@ -43,7 +43,9 @@ class ScenarioError(BadInput):
     """The scenario file is unreadable or invalid; the message names file, line and field."""
 
 
-class EmulationFault(EmuError):
-    """The loader code did something a CPU would fault on, or ran past its budget (exit 3)."""
+class BuildError(BadInput):
+    """A scenario's kernel could not be exported with the installed nvidia-cutlass-dsl."""
 
-    exit_code = EXIT_FAULT
+
+class DslNotInstalled(BuildError):
+    """A scenario builds its object, and nvidia-cutlass-dsl is not installed (pytest skips it)."""

@@ -3,7 +3,8 @@
 Unicorn's Python `reg_read` picks a register class on every call and costs several
 microseconds; stubs read half a dozen registers per call, thousands of times per
 test run.  These helpers call `uc_reg_read`/`uc_mem_read` directly on the engine
-handle, and fall back to the public API if those internals ever move.
+handle.  They need the C library behind the pinned binding (unicorn==2.1.4); if it
+cannot be bound, importing this module fails with one error saying so.
 
 Memory emu maps from its own buffers (`HostBacked`: the stack, the host scratch area,
 an image's data) is read and written as Python memory, with no call into Unicorn at
@@ -19,9 +20,11 @@ import struct
 from unicorn import UC_HOOK_CODE, Uc, UcError
 
 try:
+    from unicorn.unicorn_py3.unicorn import uc_hook_h as _HOOK_HANDLE
     from unicorn.unicorn_py3.unicorn import uclib as _LIB
-except ImportError:  # pragma: no cover - other unicorn layouts
-    _LIB = None
+except ImportError as error:  # pragma: no cover - only with an unicorn other than the pinned 2.1.4
+    raise ImportError(f"emu needs the libunicorn C library as unicorn==2.1.4's Python binding exposes it "
+                      f"(unicorn.unicorn_py3.unicorn.uclib); the installed unicorn does not: {error}") from None
 
 
 def _plain(name: str, *argtypes):
@@ -36,26 +39,22 @@ def _plain(name: str, *argtypes):
     return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(address)
 
 
-# The C entry points with plain-integer prototypes (None without the C library):
+# The C entry points with plain-integer prototypes:
 # (engine, regid, value*), (engine, regids*, values**, count), (engine, address, buffer, size)
-c_reg_read = c_reg_write = c_reg_read_batch = c_reg_write_batch = c_mem_read = c_mem_write = c_mem_protect = None
-if _LIB is not None:
-    _P, _I, _Q = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
-    c_reg_read = _plain("uc_reg_read", _P, _I, _P)
-    c_reg_write = _plain("uc_reg_write", _P, _I, _P)
-    c_reg_read_batch = _plain("uc_reg_read_batch", _P, _P, _P, _I)
-    c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
-    c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
-    c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
-    c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
+_P, _I, _Q = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
+c_reg_read = _plain("uc_reg_read", _P, _I, _P)
+c_reg_write = _plain("uc_reg_write", _P, _I, _P)
+c_reg_read_batch = _plain("uc_reg_read_batch", _P, _P, _P, _I)
+c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
+c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
+c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
+c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
 
 _U64 = ctypes.c_uint64()
 _U64_ADDRESS = ctypes.addressof(_U64)
 
 
 def reg_read64(uc: Uc, reg: int) -> int:
-    if _LIB is None:
-        return uc.reg_read(reg)
     status = c_reg_read(uc._uch.value, reg, _U64_ADDRESS)
     if status:
         raise UcError(status)
@@ -63,11 +62,40 @@ def reg_read64(uc: Uc, reg: int) -> int:
 
 
 def reg_write64(uc: Uc, reg: int, value: int) -> None:
-    if _LIB is None:
-        uc.reg_write(reg, value)
-        return
     _U64.value = value & 0xFFFFFFFFFFFFFFFF
     status = c_reg_write(uc._uch.value, reg, _U64_ADDRESS)
+    if status:
+        raise UcError(status)
+
+
+_WIDE = ctypes.create_string_buffer(64)          # one register of up to 512 bits
+_WIDE_ADDRESS = ctypes.addressof(_WIDE)
+
+
+def reg_read_bytes(uc: Uc, reg: int, size: int) -> bytes:
+    """The low `size` bytes (at most 64) of a vector register, little-endian."""
+    status = c_reg_read(uc._uch.value, reg, _WIDE_ADDRESS)
+    if status:
+        raise UcError(status)
+    return _WIDE.raw[:size]
+
+
+def reg_write_bytes(uc: Uc, reg: int, data: bytes) -> None:
+    """Write a vector register from `data`, zero-filled to 64 bytes (a zmm's full width)."""
+    _WIDE.raw = data + bytes(64 - len(data)) if len(data) < 64 else data
+    status = c_reg_write(uc._uch.value, reg, _WIDE_ADDRESS)
+    if status:
+        raise UcError(status)
+
+
+def reg_clear_above(uc: Uc, reg: int, keep: int) -> None:
+    """Zero a vector register from byte `keep` up, in place in one read and one write."""
+    engine = uc._uch.value
+    status = c_reg_read(engine, reg, _WIDE_ADDRESS)
+    if status:
+        raise UcError(status)
+    ctypes.memset(_WIDE_ADDRESS + keep, 0, 64 - keep)
+    status = c_reg_write(engine, reg, _WIDE_ADDRESS)
     if status:
         raise UcError(status)
 
@@ -110,8 +138,6 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
     if region is not None:
         start = address - region.address
         return region.view[start:start + size].tobytes()
-    if _LIB is None:
-        return bytes(uc.mem_read(address, size))
     buffer = ctypes.create_string_buffer(size)
     status = c_mem_read(uc._uch.value, address, ctypes.addressof(buffer), size)
     if status:
@@ -136,18 +162,12 @@ def mem_write(uc: Uc, address: int, data: bytes) -> None:
     if region is not None:
         region.write(address, data)
         return
-    if _LIB is None:
-        uc.mem_write(address, data)
-        return
     status = c_mem_write(uc._uch.value, address, bytes(data), len(data))
     if status:
         raise UcError(status)
 
 
 def mem_protect(uc: Uc, address: int, size: int, perms: int) -> None:
-    if c_mem_protect is None:
-        uc.mem_protect(address, size, perms)
-        return
     status = c_mem_protect(uc._uch.value, address, size, perms)
     if status:
         raise UcError(status)
@@ -164,8 +184,6 @@ class RegisterBatch:
         self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), len(regs))
 
     def read(self, uc: Uc) -> list[int]:
-        if _LIB is None:
-            return [uc.reg_read(reg) for reg in self.regs]
         status = c_reg_read_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
@@ -173,20 +191,11 @@ class RegisterBatch:
 
     def write(self, uc: Uc, values) -> None:
         """Write the registers, in order, with one uc_reg_write_batch call."""
-        if _LIB is None:
-            for reg, value in zip(self.regs, values):
-                uc.reg_write(reg, value)
-            return
         self._values[:] = [value & 0xFFFFFFFFFFFFFFFF for value in values]
         status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
 
-
-try:
-    from unicorn.unicorn_py3.unicorn import uc_hook_h as _HOOK_HANDLE
-except ImportError:  # pragma: no cover - other unicorn layouts
-    _HOOK_HANDLE = None
 
 # uc_cb_hookcode_t, with the engine as a plain integer: the binding's prototype builds a
 # uc_engine object for it on every callback.
@@ -201,8 +210,6 @@ def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
     stub call.  The callback must not raise: an exception raised in a ctypes callback
     is printed and dropped, so it keeps its own guard.
     """
-    if _LIB is None or _HOOK_HANDLE is None:
-        return uc.hook_add(UC_HOOK_CODE, lambda _uc, address, size, key: callback(None, address, size, key), begin=begin, end=end)
     function = _HOOK_CODE(callback)
     handle = _HOOK_HANDLE()
     status = _LIB.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_CODE, function, ctypes.c_void_p(0),
@@ -211,3 +218,33 @@ def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
         raise UcError(status)
     uc._callbacks[handle.value] = function       # kept alive, and hook_del works as for any hook
     return handle.value
+
+
+class WideRegisterBatch:
+    """A fixed list of vector registers read and written with one batch call, as one contiguous buffer.
+
+    Register i occupies bytes [64 i, 64 i + 64) of `buffer` (512 bits each, whatever the
+    register's width), so a caller can work on all of them as one bytes object.
+    """
+
+    def __init__(self, regs: tuple[int, ...]):
+        self.regs = regs
+        self.buffer = ctypes.create_string_buffer(64 * len(regs))
+        base = ctypes.addressof(self.buffer)
+        self._ids = (ctypes.c_int * len(regs))(*regs)
+        self._pointers = (ctypes.c_void_p * len(regs))(*(base + 64 * i for i in range(len(regs))))
+        self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), len(regs))
+
+    def read(self, uc: Uc) -> bytes:
+        status = c_reg_read_batch(uc._uch.value, *self._call)
+        if status:
+            raise UcError(status)
+        return self.buffer.raw
+
+    def write(self, uc: Uc, data: bytes | None = None) -> None:
+        """Write the registers from `data` (64 bytes each), or from the buffer as it is."""
+        if data is not None:
+            ctypes.memmove(self.buffer, data, len(self.buffer))
+        status = c_reg_write_batch(uc._uch.value, *self._call)
+        if status:
+            raise UcError(status)

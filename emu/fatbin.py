@@ -198,3 +198,55 @@ def parse_fatbin(data: bytes | bytearray | memoryview) -> FatbinInfo:
         off = entry.payload_offset + entry.payload_size
     return FatbinInfo(size=end, version=version, header_size=header_size, entries=entries,
                       trailing_bytes=len(data) - end)
+
+
+def lz4_block_decompress(data: bytes, size: int) -> bytes:
+    """An LZ4 block (the format fatbin's 0x2000 flag names) expanded to `size` bytes.
+
+    Sequences of a token (literal length high nibble, match length low nibble), literals and
+    a 16-bit match offset; a nibble of 15 continues in bytes of 255 (LZ4 block format spec).
+    """
+    out, i, n = bytearray(), 0, len(data)
+    while i < n:
+        token = data[i]
+        i += 1
+        literal = token >> 4
+        if literal == 15:
+            while i < n:
+                literal += data[i]
+                i += 1
+                if data[i - 1] != 255:
+                    break
+        out += data[i:i + literal]
+        i += literal
+        if i >= n or len(out) >= size:
+            break
+        if i + 2 > n:
+            raise FatbinError(f"LZ4 block ends inside a match offset at byte {i}")
+        offset = data[i] | data[i + 1] << 8
+        i += 2
+        match = (token & 15) + 4
+        if token & 15 == 15:
+            while i < n:
+                match += data[i]
+                i += 1
+                if data[i - 1] != 255:
+                    break
+        if offset == 0 or offset > len(out):
+            raise FatbinError(f"LZ4 match offset {offset} reaches before the start of the output at byte {i}")
+        for _ in range(match):
+            out.append(out[-offset])
+    if len(out) != size:
+        raise FatbinError(f"LZ4 block expands to {len(out)} bytes, the entry says {size}")
+    return bytes(out)
+
+
+def entry_payload(data: bytes, entry: FatbinEntry) -> bytes | None:
+    """The entry's code, decompressed where emu can (LZ4); None for ZSTD, which needs a library emu lacks."""
+    body = bytes(data[entry.payload_offset:entry.payload_offset + entry.payload_size])
+    if entry.flags & FLAG_COMPRESSED_LZ4:
+        stored = body[:entry.compressed_size] if entry.compressed_size else body
+        return lz4_block_decompress(stored, entry.decompressed_size)
+    if entry.flags & FLAG_COMPRESSED_ZSTD:
+        return None
+    return body

@@ -1,4 +1,4 @@
-"""A persistent store of parsed and relocated objects, keyed by their content.
+"""A persistent store of parsed and relocated objects, keyed by their content and emu's code.
 
 Parsing needs LIEF, whose import and teardown cost about half a second: most of a short
 `python -m emu run`.  The first run of an object stores what parsing produced (sections,
@@ -7,20 +7,48 @@ instruction sites) as JSON under `$EMU_CACHE_DIR` (default `~/.cache/emu`); late
 of the same bytes read it back and never import LIEF.  The store holds only emu's own
 output, as plain JSON (no pickle); an entry that does not read back cleanly is ignored
 and rebuilt.  `EMU_CACHE_DIR=off` disables it.
+
+An entry is what emu's code made of the object, so its key is the object's SHA-256
+under a folder named by a digest of that code (`CODE`): changing a line of the parser,
+the layout, the relocation tables or loops, the export description or the vector scan
+makes the next run parse and relocate again, into a new folder.  A module that comes to
+shape what an entry holds must be listed in `CODE`.
 """
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
-import tempfile
 
-from . import __version__
 from .export import Export
 from .layout import Image, Segment
 from .objfile import ObjectFile, Section, Symbol
 
 FORMAT = 2     # 2: relocations stored as their packed RELA tables
+
+# The code whose output an entry stores, relative to the emu package: files, and
+# folders whose *.py files all count.
+CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py", "export.py", "generation.py",
+        "entries.py", "image_store.py", "arch")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def code_digest(package: str = _PACKAGE) -> str:
+    """The SHA-256 of the `CODE` sources under `package` (each file's path and bytes, in path order)."""
+    paths = []
+    for name in CODE:
+        path = os.path.join(package, name)
+        if os.path.isdir(path):
+            paths += [os.path.join(folder, file) for folder, _, files in os.walk(path) for file in files if file.endswith(".py")]
+        else:
+            paths.append(path)
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(os.path.relpath(path, package).encode() + b"\0")
+        with open(path, "rb") as handle:
+            digest.update(handle.read() + b"\0")
+    return digest.hexdigest()
 
 
 def store_dir() -> str | None:
@@ -30,7 +58,7 @@ def store_dir() -> str | None:
     return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
 
 
-_IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> images folder
+_IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> this code's folder
 
 
 def _entry_path(sha256: str) -> str | None:
@@ -39,7 +67,7 @@ def _entry_path(sha256: str) -> str | None:
     folder = _IMAGES_DIRS.get(key, "")
     if folder == "":
         store = store_dir()
-        folder = _IMAGES_DIRS[key] = os.path.join(store, "images") if store else None
+        folder = _IMAGES_DIRS[key] = os.path.join(store, "images", code_digest()[:24]) if store else None
     return f"{folder}{os.sep}{sha256}.json" if folder else None
 
 
@@ -53,7 +81,7 @@ def save(image: Image, export: Export) -> None:
         return
     obj = image.obj
     record = {
-        "format": FORMAT, "emu": __version__, "sha256": obj.sha256, "arch": obj.arch,
+        "format": FORMAT, "sha256": obj.sha256, "arch": obj.arch,
         "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, _b64(s.data)] for s in obj.sections],
         "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols],
         "relocation_tables": [[index, _b64(entries)] for index, entries in obj.relocation_tables],
@@ -62,6 +90,8 @@ def save(image: Image, export: Export) -> None:
         "got_base": image.got_base, "extras": image.extras,
         "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
     }
+    import tempfile     # only a run that stores pays for importing it
+
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
@@ -77,9 +107,9 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
     if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
         return None
     try:
-        with open(entry) as handle:
-            record = json.load(handle)
-        if record.get("format") != FORMAT or record.get("emu") != __version__ or record.get("sha256") != sha256:
+        with open(entry, "rb") as handle:     # json reads the bytes: no text layer
+            record = json.loads(handle.read())
+        if record.get("format") != FORMAT or record.get("sha256") != sha256:
             return None
         tables = [(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]]
         if any(len(entries) % 24 for _, entries in tables):

@@ -41,9 +41,9 @@ def load_image(path: str) -> tuple[Image, Export]:
     if cached is None:
         obj = parse_object(raw, path, sha256)
         image = build_image(obj)
-        cpu = architecture(obj.arch).cpu
-        if hasattr(cpu, "vector_sites"):
-            image.extras["vector_sites"] = cpu.vector_sites(image)
+        sites = architecture(obj.arch).cpu.extension_sites(image)
+        if sites:
+            image.extras["vector_sites"] = sites
         cached = (image, describe_export(obj, image))
         image_store.save(*cached)
     _CACHE[key] = cached

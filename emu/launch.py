@@ -32,8 +32,10 @@ _WRAPPER = re.compile(r"cute_dsl_\w+_wrapper\(([^)]*)\)\s*\{(.*?)\n\}", re.S)
 _TYPEDEF = re.compile(r"typedef struct \{([^}]*)\}\s*(\w+);", re.S)
 
 
-def args_from_header(text: str) -> list[LaunchArg] | None:
-    match = _WRAPPER.search(text)
+def args_from_header(text: str, wrapper: str | None = None) -> list[LaunchArg] | None:
+    """`wrapper`: the wrapper's name as the export's generation writes it (Export.header_wrapper)."""
+    pattern = _WRAPPER if wrapper is None else re.compile(rf"\b{re.escape(wrapper)}\(([^)]*)\)\s*\{{(.*?)\n\}}", re.S)
+    match = pattern.search(text)
     if match is None:
         return None
     structs = {name: tuple(_fields(body)) for body, name in _TYPEDEF.findall(text)}
@@ -85,7 +87,7 @@ def launch_args(object_path: str, export, obj) -> list[LaunchArg]:
     header = os.path.splitext(object_path)[0] + ".h"
     if os.path.isfile(header):
         with open(header, encoding="utf-8", errors="replace") as handle:
-            parsed = args_from_header(handle.read())
+            parsed = args_from_header(handle.read(), export.header_wrapper)
         if parsed is not None:
             return parsed
     spec = obj.c_string(f"{export.prefix}_args_spec")

@@ -17,9 +17,9 @@ from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
                          PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up,
                          stub_address)
-from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
+from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
-from .relocation import apply_relocations, got_types, relocate_in_bulk, types_used
+from .relocation import RelocationPlan, relocate, types_used
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
@@ -90,8 +90,10 @@ def build_image(obj: ObjectFile) -> Image:
             else:
                 groups[PERM_R | PERM_X if flags & SHF_EXECINSTR else PERM_R].append(section)
 
+    table = arch.relocations
     kinds = types_used(obj.relocation_tables)
-    got_symbols = _got_symbols(obj, arch.relocations) if kinds & got_types(arch.relocations) else []
+    got_kinds = frozenset(kind for kind in kinds if kind in table and table[kind].uses_got)
+    got_symbols = _got_symbols(obj, got_kinds) if got_kinds else []
     section_base: dict[int, int] = {}       # section index -> address
     section_offset: dict[int, int] = {}     # section index -> offset in the packed image buffer
     segment_plan = []                       # (address, size, perms, buffer offset)
@@ -144,39 +146,24 @@ def build_image(obj: ObjectFile) -> Image:
     stub_of[GOT_SYMBOL], stub_of[""] = got_base, 0          # symbol 0 (no symbol) has S = 0
     addresses = [stub_of[S] if S.__class__ is str else S for S in addresses]
 
-    def symbol_address(index: int) -> int:
-        """S for one symbol, or the RelocationError that says why it has none."""
-        S = addresses[index]
-        if S is None:
-            symbol = symbols[index]
-            where = "a COMMON symbol" if symbol.shndx == SHN_COMMON else f"in the non-loaded section {obj.section_name(symbol.shndx)}"
-            raise RelocationError(f"a relocation refers to {obj.symbol_label(index)}, {where}, which emu does not lay out", path=obj.path)
-        return S
-
-    got_offsets = {index: 8 * slot for slot, index in enumerate(got_symbols)}
-
-    def got_slot(index: int) -> int:
-        return got_base + got_offsets[index]
-
-    image = bytearray(packed)
     count = len(obj.sections)
+    address_by_section, offset_by_section = [None] * count, [None] * count
+    for index, base in section_base.items():
+        address_by_section[index], offset_by_section[index] = base, section_offset[index]
     section_limit = [-1] * count            # bytes a relocation may patch: none outside laid-out PROGBITS
+    image = bytearray(packed)
     for section in obj.sections:
         index = section.index
         if index in section_offset and section.type != SHT_NOBITS:
             offset = section_offset[index]
             image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
             section_limit[index] = section.size
+    plan = RelocationPlan(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
+                          address_by_section, offset_by_section, section_limit)
     for slot, index in enumerate(got_symbols):
         offset = got_offset + 8 * slot
-        image[offset:offset + 8] = (symbol_address(index) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")   # address arithmetic wraps
-    bases, offsets = [None] * count, [None] * count
-    for index, base in section_base.items():
-        bases[index], offsets[index] = base, section_offset[index]
-    if not relocate_in_bulk(obj.relocation_tables, image, addresses, bases, offsets, section_limit,
-                            got_base, got_offsets, arch.relocations, arch.page, kinds):
-        apply_relocations(obj, image, section_base, section_offset, symbol_address, got_base, got_slot,
-                          arch.relocations, arch.page, 0)
+        image[offset:offset + 8] = (plan.address_of(index) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")   # address arithmetic wraps
+    relocate(plan, image)
 
     view = memoryview(image)
     segments = [Segment(start, bytes(view[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
@@ -201,9 +188,8 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
     return REGION_BASE[perms]
 
 
-def _got_symbols(obj: ObjectFile, table) -> list[int]:
-    """Symbol indexes that need a GOT slot, in first-use order (one slot per symbol)."""
-    kinds = got_types(table)
+def _got_symbols(obj: ObjectFile, kinds: frozenset[int]) -> list[int]:
+    """Symbol indexes that relocations of `kinds` give a GOT slot, in first-use order (one slot per symbol)."""
     used: dict[int, None] = {}
     for _, entries in obj.relocation_tables:
         words = memoryview(entries).cast("I")          # per entry: offset (2 words), type, symbol, addend (2)

@@ -17,13 +17,13 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
-from .arch.base import Architecture
+from .arch.base import Architecture, CpuExtension
 from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
                          STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
-from .trace import Fault
+from .records import Fault
 
 DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
 DEFAULT_TIMEOUT_S = 5.0
@@ -96,7 +96,7 @@ class Machine:
         self._read_call = arch.convention.read_call
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
-        self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension decoded there
+        self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension saw there
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
         self._active_slot: int | None = None
         self._deadline = 0.0
@@ -104,19 +104,13 @@ class Machine:
         self._memory_fault: tuple[str, int] | None = None
         hook_code_direct(uc, self._on_stub_entry, STUB_BASE + STUB_SLOT, STUB_BASE + STUB_SIZE - 1)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
-        self._extension = None           # created on first need: it imports capstone
-        if hasattr(arch.cpu, "create_extension"):
+        # The instructions Unicorn lacks or runs wrongly, if the CPU has any (x86-64: AVX).
+        self.extension: CpuExtension | None = cpu.create_extension(uc)
+        if self.extension is not None:
             uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
 
-    @property
-    def extension(self):
-        if self._extension is None and hasattr(self.arch.cpu, "create_extension"):
-            self._extension = self.arch.cpu.create_extension()
-            self._extension.verify_cache = False   # load() tells it when code changes
-        return self._extension
-
-    def _on_invalid(self, uc, user_data) -> bool:
-        return self.extension._on_invalid(uc, user_data)
+    def _on_invalid(self, _uc, _user_data) -> bool:
+        return self.extension.on_invalid_instruction()
 
     # -- objects ------------------------------------------------------------------
     def load(self, image: Image) -> None:
@@ -200,8 +194,8 @@ class Machine:
         if code is None:
             return
         seen = self._site_code.get(address)
-        if seen is not None and seen != data and self._extension is not None:
-            self._extension.forget()     # its cached decodes describe other bytes at these addresses
+        if seen is not None and seen != data and self.extension is not None:
+            self.extension.code_changed()     # what it decoded describes other bytes at these addresses
         self._site_code[address] = data
         sites = image.extras.get("vector_sites") or ()
         if sites and self.extension is None:
@@ -221,25 +215,20 @@ class Machine:
         # A budget far above what the loaders need (a scenario may set any) could outrun the
         # timeout in a loop that calls no stub: only then pay for Unicorn's watchdog.
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
+        stopped = None
         try:   # ctypes truncates silently: a count of 2^64 would become 0, which means unlimited
             self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=min(budget, 1 << 62))
         except UcError as error:
-            if self._fault is None:
-                self._fault = self._fault_from_error(error)
+            stopped = error
+        extension_fault = self.extension.take_fault() if self.extension is not None else None
         if self._pending is not None:
             pending, self._pending = self._pending, None
             raise pending
-        unsupported = getattr(self._extension, "last_error", None)
-        if self._fault is None and unsupported is not None:
-            self._extension.last_error = None
-            if type(unsupported).__name__ == "UnsupportedInstruction" and not unsupported.mnemonic.startswith("v"):
-                # not a vector instruction the AVX unit lacks: an undefined opcode (ud2, garbage bytes), #UD on hardware
-                self._fault = self._describe("invalid_instruction", f"invalid instruction '{(unsupported.mnemonic + ' ' + unsupported.op_str).strip()}' (#UD on hardware)",
-                                             pc=unsupported.address)
-                return CallOutcome(None, self._fault)
-            self._fault = self._describe("unsupported_instruction", f"{unsupported}; emu cannot carry out this instruction. "
-                                         "Rebuild the export for a portable CPU: --host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'",
-                                         pc=unsupported.address)
+        if stopped is not None and self._fault is None and (
+                extension_fault is None or stopped.errno != UC_ERR_INSN_INVALID or self._memory_fault is not None):
+            self._fault = self._fault_from_error(stopped)      # else the extension says why it refused the instruction
+        if self._fault is None and extension_fault is not None:
+            self._fault = self._describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc)
         if self._fault is not None:
             return CallOutcome(None, self._fault)
         pc, value = self.arch.convention.exit_state(self.uc)
@@ -262,7 +251,7 @@ class Machine:
     def _on_site_entry(self, _engine, address: int, size: int, _key) -> None:
         """A vector instruction's C-level hook: the extension carries it out."""
         try:
-            self._extension._on_site(self.uc, address, size, None)   # created when the sites were hooked
+            self.extension.on_site(address)      # sites are hooked only when there is an extension
         except BaseException as error:
             self._hold(error)
 
@@ -322,8 +311,6 @@ class Machine:
             what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]
             verb = {"read": "read from", "write": "write to", "fetch": "execute"}[kind.split("_")[1]]
             return self._describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
-        if error.errno == UC_ERR_INSN_INVALID and getattr(self._extension, "last_error", None) is not None:
-            return None   # described by call(), which reads the extension's last_error
         kind = _ERROR_KIND.get(error.errno, "cpu_exception")
         if kind == "cpu_exception":   # AArch64 raises UC_ERR_EXCEPTION for udf and undefined encodings
             try:

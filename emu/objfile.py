@@ -17,14 +17,14 @@ from operator import add, and_, itemgetter, rshift
 from pathlib import Path
 from typing import NamedTuple
 
+from .arch import BY_MACHINE, supported_machines
 from .errors import ObjectFormatError
 
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 0, 1, 2, 3, 4, 8, 9
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFF2, 0xFFFF
 STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 0, 1, 2, 3, 4
-EM_X86_64, EM_AARCH64 = 62, 183
-MACHINES = {EM_X86_64: "x86_64", EM_AARCH64: "aarch64"}
+MACHINES = {machine: entry.name for machine, entry in BY_MACHINE.items()}     # ELF e_machine -> emu's name
 
 MAX_OBJECT_BYTES = 256 << 20
 MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
@@ -44,18 +44,6 @@ class Section(NamedTuple):
     link: int
     info: int
     data: bytes  # empty for NOBITS
-
-    @property
-    def alloc(self) -> bool:
-        return bool(self.flags & SHF_ALLOC)
-
-    @property
-    def writable(self) -> bool:
-        return bool(self.flags & SHF_WRITE)
-
-    @property
-    def executable(self) -> bool:
-        return bool(self.flags & SHF_EXECINSTR)
 
 
 class Symbol(NamedTuple):
@@ -217,7 +205,7 @@ def _check_header(raw: bytes, path: str) -> int:
         what = kinds.get(e_type, f"ELF type {e_type}")
         raise ObjectFormatError(f"this is {what}, not a relocatable object (ET_REL); pass the .o that export_to_c wrote", path=path)
     if e_machine not in MACHINES:
-        raise ObjectFormatError(f"ELF machine {e_machine} is not supported; emu runs x86-64 (62) and AArch64 (183) objects", path=path)
+        raise ObjectFormatError(f"ELF machine {e_machine} is not supported; emu runs {supported_machines()} objects", path=path)
     shoff, = struct.unpack_from("<Q", raw, 40)
     shentsize, shnum = struct.unpack_from("<HH", raw, 58)
     if shnum and shentsize != 64:

@@ -1,8 +1,12 @@
 """pytest plugin: every scenarios/**/*.yaml becomes test items, one per object.
 
 Registered through the `pytest11` entry point.  A failure shows the scenario file and
-line of each failed expectation with its diff; a scenario marked `upstream_bug` is a
-strict expected failure, so a fixed upstream turns it into a failing XPASS.
+line of each failed expectation with its diff.  A scenario marked `upstream_bug` is an
+expected failure only when it fails exactly as the bug says (`upstream_bug.fails`: those
+expectations fail, every other one holds, every entry returns): that failure is raised as
+`UpstreamBugReproduced`, the only exception its xfail marker accepts.  A crash, a fault or
+another expectation failing raises something else and is reported as a plain FAIL with its
+own message; a fixed upstream turns a strict one into a failing XPASS.
 """
 from __future__ import annotations
 
@@ -28,22 +32,26 @@ def pytest_collect_file(parent, file_path):
 
 class ScenarioFile(pytest.File):
     def collect(self):
-        from .scenario.load import load_scenario
+        from .scenario.load import load_scenarios
         try:
-            loaded = load_scenario(str(self.path))
+            variants = load_scenarios(str(self.path))
         except EmuError as error:
             yield BrokenScenario.from_parent(self, name="scenario", error=error)
             return
-        names: dict[str, int] = {}
-        for index, ref in enumerate(loaded.scenario.objects):
-            label = f"{os.path.basename(os.path.dirname(ref.path))}/{os.path.basename(ref.path)}"
-            names[label] = names.get(label, 0) + 1
-            name = label if names[label] == 1 else f"{label}#{names[label]}"
-            item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
-            bug = loaded.scenario.upstream_bug
-            if bug is not None:
-                item.add_marker(pytest.mark.xfail(strict=bug.strict, reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
-            yield item
+        for loaded in variants:
+            names: dict[str, int] = {}
+            for index, ref in enumerate(loaded.scenario.objects):
+                label = ref.label()
+                names[label] = names.get(label, 0) + 1
+                name = label if names[label] == 1 else f"{label}#{names[label]}"
+                if loaded.variant.id:
+                    name = f"{name}[{loaded.variant.id}]"
+                item = ScenarioItem.from_parent(self, name=name, loaded=loaded, index=index)
+                bug = loaded.scenario.upstream_bug
+                if bug is not None:
+                    item.add_marker(pytest.mark.xfail(strict=bug.strict, raises=UpstreamBugReproduced,
+                                                      reason=f"upstream bug {bug.issue or ''}: {bug.reason}".strip()))
+                yield item
 
 
 class ScenarioFailed(Exception):
@@ -52,14 +60,26 @@ class ScenarioFailed(Exception):
         self.lines = lines
 
 
+class UpstreamBugReproduced(ScenarioFailed):
+    """The scenario failed exactly as its upstream_bug documents: the only failure its xfail accepts."""
+
+
+class UpstreamBugNotReproduced(ScenarioFailed):
+    """An upstream_bug scenario failed in a way the bug does not explain: a real failure."""
+
+
 class ScenarioItem(pytest.Item):
     def __init__(self, *, loaded, index: int, **kwargs):
         super().__init__(**kwargs)
         self.loaded, self.index = loaded, index
 
     def runtest(self) -> None:
+        from .errors import DslNotInstalled
         from .scenario.runner import run_scenario
-        result = run_scenario(self.loaded, only=self.index)
+        try:
+            result = run_scenario(self.loaded, only=self.index)
+        except DslNotInstalled as error:
+            pytest.skip(str(error))
         if not result.passed:
             lines = []
             for check in result.results:
@@ -67,6 +87,12 @@ class ScenarioItem(pytest.Item):
                     lines.append(f"{self.loaded.path}:{check.line or '?'}: {check.kind} failed for {check.object}")
                     lines.append(f"  {check.summary}")
                     lines.extend(f"    {d}" for d in check.diff)
+            if result.bug_reproduced:
+                raise UpstreamBugReproduced(lines)
+            if result.upstream_bug is not None:
+                raise UpstreamBugNotReproduced(
+                    [f"{self.loaded.path}: fails, but not (only) as upstream bug {result.upstream_bug} documents:",
+                     *(f"  {problem}" for problem in result.unexplained), "", *lines])
             raise ScenarioFailed(lines)
 
     def repr_failure(self, excinfo, style=None):

@@ -1,27 +1,33 @@
-"""Relocations as data: a recipe per psABI type, and the loops that apply them.
+"""Relocations as data: a recipe per psABI type, one plan per object, and `relocate`.
 
 Each architecture module provides a table `{number: Recipe}`.  A recipe holds its
 psABI formula as written in the spec ("S + A - P") and a field that says how the value
-is stored (a data word, or bits of an instruction) with its range check.  From the two,
-each recipe compiles a straight-line `apply` function, and `relocate_in_bulk` compiles
-one loop per set of types an object uses, with every formula and field inline.  The
-bulk loop gives up on anything unusual; `apply_relocations` then applies the recipes
-one by one, and anything the table lacks, or a value that does not fit, is a
-RelocationError naming the type, section, offset and symbol: never a warning.
+is stored (a data word, or bits of an instruction) with its range check.
+
+`layout.build_image` gathers what one object's relocation needs into a
+`RelocationPlan` (the formula inputs of every symbol and section) and calls
+`relocate(plan, image)`.  That runs one generated loop for the set of types the object
+uses, every formula and field inline; the loop gives up on anything unusual, and the
+precise loop then applies the recipes one by one, so that anything the table lacks, or
+a value that does not fit, is a RelocationError naming the type, section, offset and
+symbol: never a warning.
 """
 from __future__ import annotations
 
 import re
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property, partial
+from operator import and_
 from typing import Callable, NamedTuple
 
 from .errors import RelocationError
-from .objfile import RELA_ENTRY
+from .hotpath import generated_function
+from .objfile import RELA_ENTRY, SHN_COMMON, SHT_NOBITS, ObjectFile
 
 
 class Inputs(NamedTuple):
-    """The quantities a psABI formula may use."""
+    """The quantities a psABI formula may use: the one list of them (generated code takes these names)."""
 
     S: int      # the symbol's address (its stub for an undefined symbol)
     A: int      # the addend
@@ -29,6 +35,11 @@ class Inputs(NamedTuple):
     GOT: int    # the GOT's base address
     G: int      # the offset of the symbol's GOT slot from GOT
     Page: Callable[[int], int]
+
+
+FORMULA_INPUTS = Inputs._fields
+# Page(x) of the psABIs, x & ~0xFFF, as a C-level callable: formulas call it twice per ADRP.
+PAGE = partial(and_, ~0xFFF)
 
 
 class FieldOverflow(Exception):
@@ -47,12 +58,17 @@ def _bounds(bits: int, signed: bool | None) -> tuple[int, int]:
     return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
 
 
+# What every field's lines may use besides their own `names`.
+_FIELD_NAMES = {"pack_into": struct.pack_into, "unpack_from": struct.unpack_from, "FieldOverflow": FieldOverflow,
+                "_range_error": _range_error}
+
+
 @dataclass(frozen=True)
 class Field:
     """How a value is stored: source lines that read `value` and write `image` at `at`."""
 
     lines: tuple[str, ...]
-    names: dict = field(default_factory=dict)     # what the lines refer to besides the struct helpers
+    names: dict = field(default_factory=dict)     # what the lines refer to besides _FIELD_NAMES
 
 
 def word(bits: int, signed: bool | None) -> Field:
@@ -95,99 +111,55 @@ def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check
     return Field(tuple(lines), {"place": place} if place is not None else {})
 
 
-def _compile(name: str, signature: str, prologue: list[str], body: tuple[str, ...], names: dict) -> Callable:
-    """A function built from emu's own recipe text (never from object data)."""
-    source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in (*prologue, *body))
-    namespace = {"pack_into": struct.pack_into, "unpack_from": struct.unpack_from, "FieldOverflow": FieldOverflow,
-                 "_range_error": _range_error, **names}
-    exec(compile(source, f"<relocation {name}>", "exec"), namespace)
-    return namespace[name]
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)      # compared and hashed by identity: the loop cache is keyed by recipes
 class Recipe:
     name: str
     size: int                 # bytes of the patched field
-    formula: str              # the psABI formula over S, A, P, GOT, G and Page(x)
+    formula: str              # the psABI formula over FORMULA_INPUTS
     field: Field
     uses_got: bool = False
 
-    def __post_init__(self) -> None:
-        value = [f"value = {self.formula}"]
-        # apply(image, at, S, A, P, GOT, G, Page): the loader's one call per relocation
-        object.__setattr__(self, "apply", _compile("apply", "image, at, S, A, P, GOT, G, Page", value, self.field.lines, self.field.names))
-        object.__setattr__(self, "calc", _compile("calc", "i", ["S, A, P, GOT, G, Page = i"], (f"return {self.formula}",), {}))
-        object.__setattr__(self, "patch", _compile("patch", "image, at, value", [], self.field.lines, self.field.names))
+    @cached_property
+    def inputs(self) -> frozenset[str]:
+        """The formula inputs the formula reads (refusing any name that is not one)."""
+        used = frozenset(compile(self.formula, f"<{self.name} formula>", "eval").co_names)
+        if not used <= set(FORMULA_INPUTS):
+            raise ValueError(f"{self.name}: formula {self.formula!r} uses {sorted(used - set(FORMULA_INPUTS))}, not formula inputs")
+        return used
 
-    def encode(self, old: bytes, value: int) -> bytes:
-        """The field's new bytes, given its old ones (for tests and tools; the loader patches in place)."""
-        buffer = bytearray(old)
-        self.patch(buffer, 0, value)
-        return bytes(buffer)
-
-
-def apply_relocations(obj, image: bytearray, section_base: dict[int, int], section_offset: dict[int, int],
-                      symbol_address: Callable[[int], int], got_base: int, got_slot: Callable[[int], int],
-                      table: dict[int, Recipe], page: Callable[[int], int], image_base: int) -> None:
-    """Patch `image` (the laid-out object) for every relocation of `obj`."""
-    def where(rel) -> str:     # built only for error messages: the hot loop never formats
-        return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
-
-    sections = obj.sections
-    facts = _facts(table)
-    current = -1                        # relocations come grouped by section: its facts are looked up once
-    limit = base = start = 0
-    for rel in obj.relocations:
-        index, offset, kind, symbol, addend = rel
-        try:
-            apply, size, uses_got = facts[kind]
-        except KeyError:
-            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path) from None
-        if index != current:
-            section = sections[index]
-            if section.type == 8:  # NOBITS
-                raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches a NOBITS section", path=obj.path)
-            # a section that is not laid out has size 0 here: the size check below names it
-            current, limit = index, section.size if index in section_base else 0
-            base, start = section_base.get(index, 0), section_offset.get(index, 0)
-        if offset + size > limit:
-            raise RelocationError(f"relocation {table[kind].name} {where(rel)} patches {size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
-        S = symbol_address(symbol)
-        try:
-            apply(image, start + offset, S, addend, base + offset, got_base, got_slot(symbol) - got_base if uses_got else 0, page)
-        except FieldOverflow as error:
-            raise RelocationError(f"relocation {table[kind].name} {where(rel)} is out of range: {error}", path=obj.path) from None
+    # Compiled on first use, not when the architecture tables are imported: a run whose
+    # image comes from the store never relocates.  Generated, not interpreted, because
+    # a recipe is formula text plus field lines (see hotpath).
+    @cached_property
+    def apply(self) -> Callable:
+        """apply(image, at, S, A, P, GOT, G, Page): patch one field (the precise loop's call per relocation)."""
+        return generated_function("apply", ("image", "at", *FORMULA_INPUTS), (f"value = {self.formula}", *self.field.lines),
+                                  {**_FIELD_NAMES, **self.field.names}, f"relocation {self.name}")
 
 
-def relocate_in_bulk(tables: list[tuple[int, bytes]], image: bytearray, addresses: list, section_base: list,
-                     section_offset: list, section_limit: list, got_base: int, got_offsets: dict[int, int],
-                     table: dict[int, Recipe], page: Callable[[int], int], kinds: frozenset[int] | None = None) -> bool:
-    """Patch `image` for every relocation in one generated loop; False if one needs `apply_relocations`.
+@dataclass
+class RelocationPlan:
+    """What relocating one laid-out object needs; every list is indexed by symbol or section number."""
 
-    `tables` are an object's RELA tables, (patched section index, packed entries).  The
-    per-section lists are indexed by section number (None / -1 for a section that is
-    not laid out or is NOBITS); `addresses` gives S per symbol index (None: it has none).
-    The loop has one branch per relocation type the object uses, with the recipe's
-    formula and field written inline: no Python call per relocation.  Anything unusual
-    (an unknown type, a field past its section, a value out of range) makes it give up,
-    and the caller runs `apply_relocations`, which applies the same recipes one by one
-    and raises the exact error for the first relocation at fault.  Re-applying is safe:
-    formulas read only S, A, P, GOT and G, and fields overwrite their bits.
-    """
-    kinds = types_used(tables) if kinds is None else kinds
-    if not kinds <= table.keys():
-        return False          # a type emu lacks: the one-by-one loop names it (and no loop is compiled per junk type)
-    key = (id(table), kinds)
-    loop = _BULK.get(key)
-    if loop is None or loop[0] is not table:
-        if len(_BULK) >= _BULK_MAX:
-            _BULK.clear()
-        loop = _BULK[key] = (table, _bulk_loop(table, kinds))
-    try:
-        loop[1](tables, image, addresses, section_base, section_offset, section_limit, got_base, got_offsets, page)
-    except Exception:     # noqa: BLE001 - every failure is diagnosed by the one-by-one loop
-        return False
-    return True
+    obj: ObjectFile                      # its RELA tables, and its names for error messages
+    table: dict[int, Recipe]             # the architecture's recipes by psABI number
+    kinds: frozenset[int]                # the relocation types the object uses (`types_used`)
+    symbol_address: list                 # S by symbol index; None: the symbol has no address
+    got_base: int                        # GOT
+    got_offset: dict[int, int]           # G by symbol index, for the symbols with a GOT slot
+    section_address: list                # where each section is laid out (None: it is not)
+    section_offset: list                 # where each section starts in the image buffer
+    section_limit: list                  # bytes a relocation may patch: -1 for a section not laid out, or NOBITS
+
+    def address_of(self, symbol: int) -> int:
+        """S for one symbol, or the RelocationError that says why it has none."""
+        S = self.symbol_address[symbol]
+        if S is None:
+            obj = self.obj
+            entry = obj.symbols[symbol]
+            where = "a COMMON symbol" if entry.shndx == SHN_COMMON else f"in the non-loaded section {obj.section_name(entry.shndx)}"
+            raise RelocationError(f"a relocation refers to {obj.symbol_label(symbol)}, {where}, which emu does not lay out", path=obj.path)
+        return S
 
 
 def types_used(tables: list[tuple[int, bytes]]) -> frozenset[int]:
@@ -195,36 +167,98 @@ def types_used(tables: list[tuple[int, bytes]]) -> frozenset[int]:
     return frozenset().union(*[memoryview(entries).cast("I")[2::6] for _, entries in tables])
 
 
-_BULK: dict[tuple[int, frozenset], tuple[dict, Callable]] = {}
-_BULK_MAX = 256
+def relocate(plan: RelocationPlan, image: bytearray) -> None:
+    """Patch `image` for every relocation of `plan.obj`, or raise the RelocationError of the first at fault.
+
+    The generated loop does the work; whatever makes it give up, the precise loop
+    diagnoses.  Re-applying after a partial generated run is safe: formulas read only
+    the plan, and fields overwrite their bits.
+    """
+    if not relocate_generated(plan, image):
+        relocate_precisely(plan, image)
+
+
+def relocate_generated(plan: RelocationPlan, image: bytearray) -> bool:
+    """Patch `image` in one generated loop; False if anything needs the precise loop."""
+    table, kinds = plan.table, plan.kinds
+    if not kinds <= table.keys():
+        return False          # a type emu lacks: the precise loop names it (and no loop is compiled per junk type)
+    key = tuple(sorted(kinds))
+    key += tuple(map(table.__getitem__, key))
+    loop = _LOOPS.get(key)
+    if loop is None:
+        if len(_LOOPS) >= _LOOPS_MAX:
+            _LOOPS.clear()
+        loop = _LOOPS[key] = _generated_loop(table, kinds)
+    try:
+        loop(plan.obj.relocation_tables, image, plan.symbol_address, plan.section_address, plan.section_offset,
+             plan.section_limit, plan.got_base, plan.got_offset, PAGE)
+    except Exception:     # noqa: BLE001 - every failure is diagnosed by the precise loop
+        return False
+    return True
+
+
+def relocate_precisely(plan: RelocationPlan, image: bytearray) -> None:
+    """Apply the recipes one by one, checking each relocation; the first at fault raises its exact error."""
+    obj, table = plan.obj, plan.table
+
+    def where(rel) -> str:     # built only for error messages
+        return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
+
+    for rel in obj.relocations:
+        index, offset, kind, symbol, addend = rel
+        recipe = table.get(kind)
+        if recipe is None:
+            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
+        if obj.sections[index].type == SHT_NOBITS:
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
+        limit = max(plan.section_limit[index], 0)          # a section not laid out: the size check names it
+        if offset + recipe.size > limit:
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {recipe.size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
+        S = plan.address_of(symbol)
+        G = plan.got_offset[symbol] if recipe.uses_got else 0
+        try:
+            recipe.apply(image, plan.section_offset[index] + offset, S, addend, plan.section_address[index] + offset,
+                         plan.got_base, G, PAGE)
+        except FieldOverflow as error:
+            raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None
+
+
+_LOOPS: dict[tuple, Callable] = {}     # (types..., their recipes...) -> the generated loop
+_LOOPS_MAX = 256
 
 
 class _GiveUp(Exception):
-    """A relocation the bulk loop leaves to `apply_relocations` (it names the problem)."""
+    """A relocation the generated loop leaves to the precise loop (which names the problem)."""
 
 
-def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
+def _generated_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
+    """One loop over an object's RELA tables with a branch per type in `kinds`, formulas and fields inline.
+
+    Generated (see hotpath) because a Python call per relocation, into a recipe's own
+    function, costs more than the formula: an object has hundreds of relocations.
+    """
     lines = ["for index, entries in tables:",
-             "    base, start, limit = section_base[index], section_offset[index], section_limit[index]",
+             "    base, start, limit = section_address[index], section_offset[index], section_limit[index]",
              "    for offset, kind, symbol, A in iter_unpack(entries):",
              "        at = start + offset"]
     branch = "if"
-    names = {"_GiveUp": _GiveUp, "iter_unpack": RELA_ENTRY.iter_unpack}
+    names = {**_FIELD_NAMES, "_GiveUp": _GiveUp, "iter_unpack": RELA_ENTRY.iter_unpack}
     for kind in table:                       # the table's order: only the types this object uses
         if kind not in kinds:
             continue
         recipe = table[kind]
         lines.append(f"        {branch} kind == {kind}:")
         lines.append(f"            if offset + {recipe.size} > limit: raise _GiveUp")     # limit -1: not laid out
-        uses = compile(recipe.formula, "<formula>", "eval").co_names
+        uses = recipe.inputs
         if "S" in uses:              # None + ... fails by itself; a formula without S must still refuse S = None
-            lines.append("            S = addresses[symbol]")
+            lines.append("            S = symbol_address[symbol]")
         else:
-            lines.append("            if addresses[symbol] is None: raise _GiveUp")
+            lines.append("            if symbol_address[symbol] is None: raise _GiveUp")
         if "P" in uses:
             lines.append("            P = base + offset")   # reached only past the limit check: the section is laid out
         if recipe.uses_got:
-            lines.append("            G = got_offsets[symbol]")
+            lines.append("            G = got_offset[symbol]")
         elif "G" in uses:
             lines.append("            G = 0")
         lines.append(f"            value = {recipe.formula}")
@@ -236,26 +270,6 @@ def _bulk_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
         lines.extend(f"            {line}" for line in field_lines)
         branch = "elif"
     lines.extend(["        else:", "            raise _GiveUp"] if branch == "elif" else ["        raise _GiveUp"])
-    return _compile("relocate", "tables, image, addresses, section_base, section_offset, section_limit, GOT, "
-                    "got_offsets, Page", [], tuple(lines), names)
-
-
-_FACTS: dict[int, tuple[dict, dict, frozenset]] = {}    # id(table) -> (table, per-type facts, GOT types)
-
-
-def _table_facts(table: dict[int, Recipe]) -> tuple[dict, dict, frozenset]:
-    cached = _FACTS.get(id(table))
-    if cached is None or cached[0] is not table:
-        cached = _FACTS[id(table)] = (table, {kind: (r.apply, r.size, r.uses_got) for kind, r in table.items()},
-                                      frozenset(kind for kind, r in table.items() if r.uses_got))
-    return cached
-
-
-def _facts(table: dict[int, Recipe]) -> dict[int, tuple[Callable, int, bool]]:
-    """What the loop needs of each recipe, as one tuple per type (attribute reads cost per relocation)."""
-    return _table_facts(table)[1]
-
-
-def got_types(table: dict[int, Recipe]) -> frozenset[int]:
-    """The relocation types of `table` whose symbol needs a GOT slot."""
-    return _table_facts(table)[2]
+    parameters = ("tables", "image", "symbol_address", "section_address", "section_offset", "section_limit",
+                  "GOT", "got_offset", "Page")
+    return generated_function("relocate", parameters, lines, names, f"relocation loop {sorted(kinds)}")

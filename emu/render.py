@@ -6,7 +6,7 @@ from typing import Any
 from stub_models import CATALOGUE
 from stub_models.enums import CudaError, enum_label
 
-from .trace import CallRecord, ObjectRun
+from .records import CallRecord, ObjectRun
 
 
 def param_kinds(symbol: str) -> dict[str, Any]:

@@ -1,17 +1,24 @@
-"""Run entries of one object against a fresh CUDA runtime model and collect an ObjectRun."""
+"""Run entries of one object against a fresh CUDA runtime model and collect an ObjectRun.
+
+Each entry is called as the export's own header calls it: the loaders of a 4.3 export take
+the library handle by value, later ones a pointer to its slot (emu.generation).
+"""
 from __future__ import annotations
 
+import os
 import struct
 
 from .arch import architecture
 from .cuda.config import RuntimeConfig
+from .cuda.loading import library_image
 from .cuda.runtime import CudaRuntime
-from .entries import DEFAULT_ENTRIES, EntrySpec
-from .errors import ObjectFormatError
+from .entries import DEFAULT_ENTRIES, KINDS, EntrySpec
+from .errors import BadInput, EmuError, ObjectFormatError
+from .generation import FORMATS, UNKNOWN_CONVENTION
 from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
-from .trace import CallRecord, EntryRun, ObjectRun, fast_model
+from .records import CallRecord, EntryRun, ObjectRun, fast_model
 
 
 class ObjectSession:
@@ -30,16 +37,20 @@ class ObjectSession:
     def read_ret(self) -> int:
         return struct.unpack("<i", self.machine.host.read(self.ret_slot, 4))[0]
 
+    def read_library(self) -> int:
+        return struct.unpack("<Q", self.machine.host.read(self.library_slot, 8))[0]
+
 
 def run_object(path: str, config: RuntimeConfig | None = None, entries: list[EntrySpec] | None = None,
                budget: int = DEFAULT_BUDGET, timeout_s: float = DEFAULT_TIMEOUT_S) -> ObjectRun:
+    """Run `entries` in order; an entry that cannot be built raises EntryNotRun holding what ran before it."""
     config = config or RuntimeConfig()
     entries = DEFAULT_ENTRIES if entries is None else entries
     image, export = load_image(path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
     machine.load(image)
-    runtime = CudaRuntime(config, export.kernels)
+    runtime = CudaRuntime(config, export.kernels, library_image(image))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)
@@ -59,49 +70,101 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
         runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
-                                              instructions=None, fault=outcome.fault,
+                                              fault=outcome.fault,
                                               first_call=first_call, end_call=len(dispatcher.calls))))
         return outcome.fault is None
 
+    def result() -> ObjectRun:
+        return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
+                                          entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
+
     for spec in entries:
-        device = spec.device or 0
-        name = spec.name
-        if name in ("cuda_init", "cuda_load"):
-            ok = call(name, [session.library_slot], {})
-        elif name == "cuda_load_to_device":
-            ok = call(name, [session.library_slot, device], {"device": device})
-        elif name in ("mlir_cuda_init", "mlir_cuda_load"):
-            ok = call(name, [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True)
-        elif name == "mlir_cuda_load_to_device":
-            machine.host.write(session.device_slot, struct.pack("<i", device))
-            ok = call(name, [session.packed(session.library_pointer, session.device_slot, session.ret_slot)],
-                      {"device": device}, packed_ret=True)
-        elif name == "module_load":
-            ok = _module_load(call, session, runtime, dispatcher, machine)
-        else:  # launch
-            from .launch import run_launch
-            ok = run_launch(call, session, export, path)
+        try:
+            ok = _run_entry(spec, call, session, export, runtime, dispatcher, path)
+        except EmuError as error:
+            raise EntryNotRun(spec.label(), error, _explained(error, export, spec.name, path), result()) from None
         if not ok:
             break
-    return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
-                                      entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
+    return result()
 
 
-def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, machine: Machine) -> bool:
-    """The header's Kernel_Module_Load: init once, then load_to_device for every device.
+class EntryNotRun(BadInput):
+    """An entry could not be started (e.g. the launch's arguments cannot be built); `run` holds what ran before it."""
 
-    The header calls cudaGetDeviceCount itself (not through the object); emu records that
-    call too, with caller `header`, since its answer decides how many devices get loaded.
+    def __init__(self, entry: str, cause: EmuError, message: str, run: ObjectRun):
+        self.entry, self.cause, self.run = entry, cause, run
+        self.exit_code = cause.exit_code
+        ran = f"; the {len(run.entries)} entries before it ran and are traced" if run.entries else ""
+        super().__init__(f"entry {entry} was not run: {message.rstrip('.')}{ran}", path=cause.path)
+
+
+def _explained(error: EmuError, export, entry: str, path: str) -> str:
+    """The cause, with what the export's generation lacks when that is why (4.3 exports have no args_spec)."""
+    header = os.path.splitext(path)[0] + ".h"
+    if export.format == "4.3" and entry == "launch" and not os.path.isfile(header):
+        return (f"{error.message.rstrip('.')} (a 4.3 export, from nvidia-cutlass-dsl 4.3.x, has no {export.prefix}_args_spec: "
+                f"its header's {export.header_wrapper}, {os.path.basename(header)}, is the only description of the "
+                "launch arguments)")
+    return error.message
+
+
+def _library_argument(session: ObjectSession, by_value: bool) -> int:
+    """What a cuda_load form gets for the library: the handle itself (4.3) or the address of its slot."""
+    return session.read_library() if by_value else session.library_slot
+
+
+def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: CudaRuntime,
+               dispatcher: StubDispatcher, path: str) -> bool:
+    name, device = spec.name, spec.device or 0
+    kind = KINDS[name]
+    if name == "module_load":
+        return _module_load(call, session, runtime, dispatcher, export, path)
+    if name == "launch":
+        from .launch import run_launch
+        return run_launch(call, session, export, path)
+    by_value = kind.loads and export.library_by_value
+    if kind.loads and by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol(name), prefix=export.prefix), path=path)
+    shown = {"device": device} if kind.takes_device else {}
+    if not kind.packed:
+        library = _library_argument(session, by_value)
+        return call(name, [library, device] if kind.takes_device else [library], shown)
+    # packed: a pointer to each argument; the library argument is the slot (by value) or libraryPtr
+    pointers = [session.library_slot if by_value else session.library_pointer]
+    if kind.takes_device:
+        session.machine.host.write(session.device_slot, struct.pack("<i", device))
+        pointers.append(session.device_slot)
+    return call(name, [session.packed(*pointers, session.ret_slot)], shown, packed_ret=True)
+
+
+def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, export, path: str) -> bool:
+    """The header's module load, as the export's generation writes it.
+
+    4.4 and later (Kernel_Module_Load): init once, then load_to_device for every device.  The
+    header calls cudaGetDeviceCount itself (not through the object); emu records that call too,
+    with caller `header`, since its answer decides how many devices get loaded.
+    4.3 (Kernel_Metadata_Load): init, and on success `_mlir_<prefix>_cuda_load` with the handle by
+    value (the header exits the process on an error).  The header's own driver calls after it
+    (cuCtxGetDevice, cuLibraryEnumerateKernels, cuKernelSetAttribute of attribute 8) are C in the
+    header, not in the object: emu does not run them.
     """
+    call_format = FORMATS[export.format]
+    if call_format.library_by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol("mlir_cuda_load_to_device"),
+                                                          prefix=export.prefix), path=path)
     if not call("mlir_cuda_init", [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True):
         return False
+    if not call_format.module_load_per_device:
+        if session.read_ret() != 0:
+            return True
+        return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
     count = runtime.config.device_count
     dispatcher.calls.append(fast_model(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
                                                         symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
                                                         ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
-        machine.host.write(session.device_slot, struct.pack("<i", device))
+        session.machine.host.write(session.device_slot, struct.pack("<i", device))
         if not call("mlir_cuda_load_to_device", [packed], {"device": device}, packed_ret=True):
             return False
     return True

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 
 def schemas() -> dict:
-    from .check import CheckResult
-    from .inspect import InspectResult
+    from .loader_check import CheckResult
+    from .inspection import InspectResult
     from .scenario.model import Scenario
     from .scenario.runner import ScenarioResult
-    from .trace import ObjectRun
+    from .records import ObjectRun
     return {
         "scenario": Scenario.model_json_schema(),
         "trace": ObjectRun.model_json_schema(),

@@ -1,4 +1,8 @@
-"""Decoders for the CUDA structs stubs receive by pointer (layouts from FIELD_NOTES.md section 5).
+"""Decoders for the CUDA structs stubs receive by pointer (`cudaLaunchConfig_t`, `cudaLaunchAttribute`).
+
+Layouts as CUDA 13.0's driver_types.h declares them, the same on x86-64 and AArch64:
+`cudaLaunchConfig_t` is 56 bytes (gridDim @0, blockDim @12, dynamicSmemBytes @24, stream
+@32, attrs @40, numAttrs @48), `cudaLaunchAttribute` 72 (id @0, a 64-byte value union @8).
 
 Only the fields a launch attribute uses are read: the rest of its 64-byte value union is
 uninitialised stack in real exports and must not reach a trace.

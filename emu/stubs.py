@@ -13,11 +13,13 @@ from typing import Callable
 from stub_models import CATALOGUE, CudaCall
 from unicorn import Uc, UcError
 
-from .cuda.runtime import BEHAVIOURS, CudaRuntime, default_behaviour
+from .cuda.behaviours import BEHAVIOURS, default_behaviour
+from .cuda.runtime import CudaRuntime
 from .fast_uc import mem_read, mem_write
+from .hotpath import generated_function, record_factory, record_lines, record_names
 from .memory_map import stub_address
+from .records import CallRecord
 from .structs import DECODERS
-from .trace import CallRecord, model_factory
 
 _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "handle": "<Q"}
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
@@ -56,15 +58,14 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "fields_set", "pointees", "decode")
+    __slots__ = ("model", "params", "arity", "pointees", "decode")
 
     def __init__(self, model: type[CudaCall]):
         self.model = model
         self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
         self.arity = len(self.params)
-        self.fields_set = {name for name, _, _ in self.params}
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
-        self.decode = _compile_decoder(self.params, model, self.fields_set)
+        self.decode = _compile_decoder(self.params, model)
 
 
 # How each argument kind turns a raw 64-bit register or stack value into its JSON value;
@@ -78,34 +79,28 @@ _CONVERSIONS = {
 }
 
 
-def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None,
-                     fields_set: set[str] | None = None):
+def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None):
     """`decode(raw, uc) -> {name: value}` for one model, as straight-line code.
 
     A stub call decodes its arguments on every call; one generated expression per
-    argument (from emu's own models, never from an object file) costs a third of a
-    loop that tests each argument's kind.  Given the model, decode returns
-    `(instance, values)` instead: the model instance for behaviours and the JSON-ready
-    arguments for the trace share the one dict (decoded values neither side changes),
-    and the instance is built without validation, its field set shared (call models
-    are frozen).
+    argument (see hotpath) costs a third of a loop that tests each argument's kind.
+    Given the model, decode returns `(arguments, values)` instead: the model instance
+    for behaviours and the JSON-ready values for the trace share the one dict (decoded
+    values neither side changes), and the instance is built without validation, inline
+    (hotpath.record_lines: the values are the decoder's own, and call models are frozen).
     """
     items = []
     for index, (name, kind, struct_name) in enumerate(params):
         template = _CONVERSIONS.get(kind, "{v}")
         items.append(f"{name!r}: " + template.format(v=f"raw[{index}]", name=name, struct=struct_name))
-    source = "def decode(raw, uc):\n    values = {" + ", ".join(items) + "}\n"
+    body = ["values = {" + ", ".join(items) + "}"]
+    names = {"read_c_string": read_c_string, "read_struct": _read_struct}
     if model is None:
-        source += "    return values\n"
+        body.append("return values")
     else:
-        source += ("    instance = new(model)\n    set_slot(instance, '__dict__', values)\n"
-                   "    set_slot(instance, '__pydantic_fields_set__', fields_set)\n"
-                   "    set_slot(instance, '__pydantic_extra__', None)\n    set_slot(instance, '__pydantic_private__', None)\n"
-                   "    return instance, values\n")
-    namespace = {"read_c_string": read_c_string, "read_struct": _read_struct, "model": model,
-                 "new": model.__new__ if model is not None else None, "set_slot": object.__setattr__, "fields_set": fields_set}
-    exec(compile(source, f"<emu decoder {', '.join(n for n, _, _ in params)}>", "exec"), namespace)
-    return namespace["decode"]
+        body += [*record_lines("arguments", "values"), "return arguments, values"]
+        names.update(record_names(model))
+    return generated_function("decode", ("raw", "uc"), body, names, f"decoder {', '.join(n for n, _, _ in params)}")
 
 
 def _read_struct(name: str, struct_name: str | None, value: int, uc: Uc):
@@ -154,7 +149,8 @@ def slot_plans(stub_symbols: list[str]) -> dict[int, tuple[str, _Plan | None]]:
     return plans
 
 
-_record = model_factory(CallRecord)     # a CallRecord from every one of its fields, unvalidated
+# A CallRecord per stub call, from values the dispatcher made itself: unvalidated (see hotpath).
+_record = record_factory(CallRecord)
 
 
 class StubDispatcher:
@@ -174,13 +170,13 @@ class StubDispatcher:
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention."""
         plan = plan or symbol_plan(symbol)
-        call, shown = plan.decode(raw, uc)
+        arguments, shown = plan.decode(raw, uc)
         injected = self._injected(symbol) if self._injections else None
         if injected is not None:
             ret, outputs = injected, {}
         else:
-            ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, call)   # looked up per call: patchable
-        written = self._write_outputs(uc, plan, call, outputs) if outputs else {}
+            ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, arguments)   # looked up per call: patchable
+        written = self._write_outputs(uc, plan, arguments, outputs) if outputs else {}
         self.set_return(uc, ret)
         calls = self.calls
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
@@ -199,11 +195,11 @@ class StubDispatcher:
                 return injected.error
         return None
 
-    def _write_outputs(self, uc: Uc, plan: _Plan, call: CudaCall, outputs: dict[str, int]) -> dict[str, int]:
+    def _write_outputs(self, uc: Uc, plan: _Plan, arguments: CudaCall, outputs: dict[str, int]) -> dict[str, int]:
         written = {}
         pointees, model = plan.pointees, plan.model
         for name, value in outputs.items():
-            pointer = getattr(call, name)
+            pointer = getattr(arguments, name)
             if not pointer:
                 continue
             pointee = pointees[name]

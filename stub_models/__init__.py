@@ -1,9 +1,12 @@
 """Pydantic models of the functions CuTe DSL exports call in libcute_dsl_runtime.so.
 
-`CATALOGUE` maps each wrapper symbol to its model; it is the one registry emu's stub dispatch
-reads.  `MODELS` lists every model explicitly; add a model by writing the class in the module of
-its area and listing it here.  `wrappers.txt` is the list of symbols the library exports (the test
-checks the two agree).
+`REGISTRY` is the one registry of wrapper symbols: each symbol with the module of its area and
+its model class; add a model by writing the class in that module and listing it here.
+`CATALOGUE` maps each symbol to its model and is what emu's stub dispatch reads; it imports a
+module the first time one of its symbols is looked up, so a run builds only the models of the
+wrappers its object imports (a process that runs one export skips about half of them).
+`MODELS` is every model, in registry order.  `wrappers.txt` is the list of symbols the library
+exports (the test checks the two agree).
 
     device.py   device management, properties, profiler     launch.py   launches, occupancy
     library.py  cudaLibrary* and kernel attributes           stream.py   streams, events, graphs
@@ -12,99 +15,126 @@ checks the two agree).
 """
 from __future__ import annotations
 
+from importlib import import_module
+from typing import Iterator, Mapping
+
 from .base import C, CudaCall, Param
-from .device import (CudaDeviceGetAttribute, CudaDeviceSynchronize, CudaGetDevice, CudaGetDeviceCount,
-                     CudaGetDeviceProperties, CudaProfilerStart, CudaProfilerStop, CudaSetDevice)
-from .driver import (CuDeviceGet, CuKernelGetAttribute, CuLibraryGetGlobal, CuLibraryGetKernel, CuLibraryGetKernelCount,
-                     CuLibraryGetManaged, CuLibraryGetModule, CuLibraryGetUnifiedFunction, CuLibraryLoadData,
-                     CuLibraryLoadFromFile, CuLibraryUnload, CuTensorMapEncodeTiled)
-from .helpers import (CudaDialectAssertSuccess, CudaDialectGetErrorName, CudaDialectInitLibraryOnce,
-                      CudaDialectPrintOnError, CudaDialectUnloadLibraryOnce)
-from .launch import CudaLaunchKernel, CudaLaunchKernelEx, CudaOccupancyMaxActiveBlocksPerMultiprocessor
-from .library import (CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetGlobal, CudaLibraryGetKernel,
-                      CudaLibraryGetKernelCount, CudaLibraryGetManaged, CudaLibraryGetUnifiedFunction, CudaLibraryLoadData,
-                      CudaLibraryLoadFromFile, CudaLibraryUnload)
-from .memory import (CudaFree, CudaFreeAsync, CudaFreeHost, CudaMalloc, CudaMallocAsync, CudaMallocHost, CudaMallocManaged,
-                     CudaMemcpy, CudaMemcpyAsync, CudaMemset, CudaMemsetAsync)
-from .stream import (CudaEventCreate, CudaEventDestroy, CudaEventElapsedTime, CudaEventRecord, CudaGraphDestroy,
-                     CudaGraphExecDestroy, CudaGraphInstantiate, CudaGraphLaunch, CudaStreamAddCallback,
-                     CudaStreamBeginCapture, CudaStreamCreate, CudaStreamDestroy, CudaStreamEndCapture,
-                     CudaStreamSynchronize, CudaStreamWaitEvent)
 
-MODELS: tuple[type[CudaCall], ...] = (
+REGISTRY: dict[str, tuple[str, str]] = {
     # device
-    CudaGetDevice,
-    CudaGetDeviceCount,
-    CudaSetDevice,
-    CudaDeviceGetAttribute,
-    CudaGetDeviceProperties,
-    CudaDeviceSynchronize,
-    CudaProfilerStart,
-    CudaProfilerStop,
+    "_cudaGetDevice": ("device", "CudaGetDevice"),
+    "_cudaGetDeviceCount": ("device", "CudaGetDeviceCount"),
+    "_cudaSetDevice": ("device", "CudaSetDevice"),
+    "_cudaDeviceGetAttribute": ("device", "CudaDeviceGetAttribute"),
+    "_cudaGetDeviceProperties": ("device", "CudaGetDeviceProperties"),
+    "_cudaDeviceSynchronize": ("device", "CudaDeviceSynchronize"),
+    "_cudaProfilerStart": ("device", "CudaProfilerStart"),
+    "_cudaProfilerStop": ("device", "CudaProfilerStop"),
     # library / kernel
-    CudaLibraryLoadData,
-    CudaLibraryLoadFromFile,
-    CudaLibraryUnload,
-    CudaLibraryGetKernel,
-    CudaLibraryGetKernelCount,
-    CudaLibraryGetGlobal,
-    CudaLibraryGetManaged,
-    CudaLibraryGetUnifiedFunction,
-    CudaFuncSetAttribute,
-    CudaKernelSetAttributeForDevice,
+    "_cudaLibraryLoadData": ("library", "CudaLibraryLoadData"),
+    "_cudaLibraryLoadFromFile": ("library", "CudaLibraryLoadFromFile"),
+    "_cudaLibraryUnload": ("library", "CudaLibraryUnload"),
+    "_cudaLibraryGetKernel": ("library", "CudaLibraryGetKernel"),
+    "_cudaLibraryGetKernelCount": ("library", "CudaLibraryGetKernelCount"),
+    "_cudaLibraryGetGlobal": ("library", "CudaLibraryGetGlobal"),
+    "_cudaLibraryGetManaged": ("library", "CudaLibraryGetManaged"),
+    "_cudaLibraryGetUnifiedFunction": ("library", "CudaLibraryGetUnifiedFunction"),
+    "_cudaFuncSetAttribute": ("library", "CudaFuncSetAttribute"),
+    "_cudaKernelSetAttributeForDevice": ("library", "CudaKernelSetAttributeForDevice"),
     # launch
-    CudaLaunchKernelEx,
-    CudaLaunchKernel,
-    CudaOccupancyMaxActiveBlocksPerMultiprocessor,
+    "_cudaLaunchKernelEx": ("launch", "CudaLaunchKernelEx"),
+    "_cudaLaunchKernel": ("launch", "CudaLaunchKernel"),
+    "_cudaOccupancyMaxActiveBlocksPerMultiprocessor": ("launch", "CudaOccupancyMaxActiveBlocksPerMultiprocessor"),
     # stream / event / graph
-    CudaStreamCreate,
-    CudaStreamDestroy,
-    CudaStreamSynchronize,
-    CudaStreamWaitEvent,
-    CudaStreamAddCallback,
-    CudaStreamBeginCapture,
-    CudaStreamEndCapture,
-    CudaEventCreate,
-    CudaEventRecord,
-    CudaEventDestroy,
-    CudaEventElapsedTime,
-    CudaGraphInstantiate,
-    CudaGraphLaunch,
-    CudaGraphDestroy,
-    CudaGraphExecDestroy,
+    "_cudaStreamCreate": ("stream", "CudaStreamCreate"),
+    "_cudaStreamDestroy": ("stream", "CudaStreamDestroy"),
+    "_cudaStreamSynchronize": ("stream", "CudaStreamSynchronize"),
+    "_cudaStreamWaitEvent": ("stream", "CudaStreamWaitEvent"),
+    "_cudaStreamAddCallback": ("stream", "CudaStreamAddCallback"),
+    "_cudaStreamBeginCapture": ("stream", "CudaStreamBeginCapture"),
+    "_cudaStreamEndCapture": ("stream", "CudaStreamEndCapture"),
+    "_cudaEventCreate": ("stream", "CudaEventCreate"),
+    "_cudaEventRecord": ("stream", "CudaEventRecord"),
+    "_cudaEventDestroy": ("stream", "CudaEventDestroy"),
+    "_cudaEventElapsedTime": ("stream", "CudaEventElapsedTime"),
+    "_cudaGraphInstantiate": ("stream", "CudaGraphInstantiate"),
+    "_cudaGraphLaunch": ("stream", "CudaGraphLaunch"),
+    "_cudaGraphDestroy": ("stream", "CudaGraphDestroy"),
+    "_cudaGraphExecDestroy": ("stream", "CudaGraphExecDestroy"),
     # memory
-    CudaMalloc,
-    CudaMallocAsync,
-    CudaMallocHost,
-    CudaMallocManaged,
-    CudaFree,
-    CudaFreeAsync,
-    CudaFreeHost,
-    CudaMemcpy,
-    CudaMemcpyAsync,
-    CudaMemset,
-    CudaMemsetAsync,
+    "_cudaMalloc": ("memory", "CudaMalloc"),
+    "_cudaMallocAsync": ("memory", "CudaMallocAsync"),
+    "_cudaMallocHost": ("memory", "CudaMallocHost"),
+    "_cudaMallocManaged": ("memory", "CudaMallocManaged"),
+    "_cudaFree": ("memory", "CudaFree"),
+    "_cudaFreeAsync": ("memory", "CudaFreeAsync"),
+    "_cudaFreeHost": ("memory", "CudaFreeHost"),
+    "_cudaMemcpy": ("memory", "CudaMemcpy"),
+    "_cudaMemcpyAsync": ("memory", "CudaMemcpyAsync"),
+    "_cudaMemset": ("memory", "CudaMemset"),
+    "_cudaMemsetAsync": ("memory", "CudaMemsetAsync"),
     # driver
-    CuDeviceGet,
-    CuKernelGetAttribute,
-    CuLibraryLoadData,
-    CuLibraryLoadFromFile,
-    CuLibraryUnload,
-    CuLibraryGetKernel,
-    CuLibraryGetKernelCount,
-    CuLibraryGetModule,
-    CuLibraryGetGlobal,
-    CuLibraryGetManaged,
-    CuLibraryGetUnifiedFunction,
-    CuTensorMapEncodeTiled,
+    "_cuDeviceGet": ("driver", "CuDeviceGet"),
+    "_cuKernelGetAttribute": ("driver", "CuKernelGetAttribute"),
+    "_cuLibraryLoadData": ("driver", "CuLibraryLoadData"),
+    "_cuLibraryLoadFromFile": ("driver", "CuLibraryLoadFromFile"),
+    "_cuLibraryUnload": ("driver", "CuLibraryUnload"),
+    "_cuLibraryGetKernel": ("driver", "CuLibraryGetKernel"),
+    "_cuLibraryGetKernelCount": ("driver", "CuLibraryGetKernelCount"),
+    "_cuLibraryGetModule": ("driver", "CuLibraryGetModule"),
+    "_cuLibraryGetGlobal": ("driver", "CuLibraryGetGlobal"),
+    "_cuLibraryGetManaged": ("driver", "CuLibraryGetManaged"),
+    "_cuLibraryGetUnifiedFunction": ("driver", "CuLibraryGetUnifiedFunction"),
+    "_cuTensorMapEncodeTiled": ("driver", "CuTensorMapEncodeTiled"),
     # cuda_dialect helpers
-    CudaDialectInitLibraryOnce,
-    CudaDialectUnloadLibraryOnce,
-    CudaDialectGetErrorName,
-    CudaDialectAssertSuccess,
-    CudaDialectPrintOnError,
-)
+    "cuda_dialect_init_library_once": ("helpers", "CudaDialectInitLibraryOnce"),
+    "cuda_dialect_unload_library_once": ("helpers", "CudaDialectUnloadLibraryOnce"),
+    "cuda_dialect_get_error_name": ("helpers", "CudaDialectGetErrorName"),
+    "cuda_dialect_assert_success": ("helpers", "CudaDialectAssertSuccess"),
+    "cuda_dialect_print_on_error": ("helpers", "CudaDialectPrintOnError"),
+}
 
-CATALOGUE: dict[str, type[CudaCall]] = {model.symbol: model for model in MODELS}
 
-__all__ = ["C", "CATALOGUE", "CudaCall", "MODELS", "Param"]
+class Catalogue(Mapping):
+    """symbol -> model class, importing a model's module on the first look-up of one of its symbols."""
+
+    def __init__(self, registry: dict[str, tuple[str, str]]):
+        self._registry = registry
+        self._models: dict[str, type[CudaCall]] = {}
+
+    def __getitem__(self, symbol: str) -> type[CudaCall]:
+        model = self._models.get(symbol)
+        if model is None:
+            module, name = self._registry[symbol]
+            model = getattr(import_module(f"{__name__}.{module}"), name)
+            if model.symbol != symbol:
+                raise TypeError(f"REGISTRY lists {name} for {symbol}, but it models {model.symbol}")
+            self._models[symbol] = model
+        return model
+
+    def get(self, symbol: str, default=None):
+        model = self._models.get(symbol)
+        if model is not None:
+            return model
+        return self[symbol] if symbol in self._registry else default
+
+    def __contains__(self, symbol: object) -> bool:
+        return symbol in self._registry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+
+CATALOGUE: Mapping[str, type[CudaCall]] = Catalogue(REGISTRY)
+
+
+def __getattr__(name: str):
+    if name == "MODELS":       # every model: imports every area
+        return tuple(CATALOGUE[symbol] for symbol in REGISTRY)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["C", "CATALOGUE", "CudaCall", "MODELS", "Param", "REGISTRY"]

@@ -7,8 +7,6 @@ int, a handle, a C string, a pointer the callee writes through...).  emu reads t
 arguments by the calling convention, decodes them by these markers and hands the model
 to the stub's behaviour; the trace records the same names.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache

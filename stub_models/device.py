@@ -3,7 +3,6 @@
 Every wrapper here is a plain `jmp` into the statically linked CUDA runtime, so its signature is
 the public prototype's.
 """
-from __future__ import annotations
 
 from typing import ClassVar
 

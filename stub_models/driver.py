@@ -9,7 +9,6 @@ cuLibraryGetUnifiedFunction and cuLibraryUnload (those print "CUDA driver entry-
 ..." to stderr when it fails); 12000 for cuTensorMapEncodeTiled.  When the lookup fails a wrapper
 returns 999 (CUDA_ERROR_UNKNOWN) without calling anything.  They return CUresult (enums.CUresult).
 """
-from __future__ import annotations
 
 from typing import ClassVar, Literal
 

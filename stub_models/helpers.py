@@ -8,7 +8,6 @@ disassembly of nvidia-cutlass-dsl 4.8.0's libcute_dsl_runtime.so; parameter name
 Inside the library they call the statically linked CUDA runtime directly, not the `_cuda*`
 wrappers, so an emulated helper does not produce wrapper calls of its own.
 """
-from __future__ import annotations
 
 from typing import ClassVar, Literal
 

@@ -1,5 +1,4 @@
 """Kernel launch and occupancy wrappers (CUDA runtime API)."""
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -3,7 +3,6 @@
 Each wrapper is a plain `jmp` into the statically linked CUDA runtime (public prototype).  The
 cudaJitOption / cudaLibraryOption arrays are passed as raw pointers; emu does not decode them.
 """
-from __future__ import annotations
 
 from typing import ClassVar
 

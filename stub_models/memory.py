@@ -4,7 +4,6 @@ Allocation results are modeled as `out` handles: emu hands out opaque values, it
 memory behind them, so host code that dereferences a cudaMallocHost / cudaMallocManaged pointer
 needs a behaviour that maps it.
 """
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -2,7 +2,6 @@
 
 Kept so older imports keep working: re-exports the models and field types that lived here.
 """
-from __future__ import annotations
 
 from .device import CudaDeviceGetAttribute, CudaGetDevice, CudaGetDeviceCount
 from .fields import CString, Handle, Int, Out, Ptr, UInt

@@ -1,5 +1,4 @@
 """Stream, event and graph wrappers (CUDA runtime API)."""
-from __future__ import annotations
 
 from typing import ClassVar
 

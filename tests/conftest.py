@@ -1,12 +1,104 @@
-"""Shared test helpers: fixture paths and a CLI runner."""
+"""Shared test helpers (fixture paths, a CLI runner) and the suite's isolation from the user's machine.
+
+Before anything imports emu, every pytest process (each xdist worker too) points `EMU_CACHE_DIR` at a
+temporary folder of its own, removed at exit, so no test reads or writes the user's `~/.cache/emu` and no
+test sees an entry another process stored.  CuTe DSL builds (scenarios' `build:` blocks and the feature
+matrix) go to the suite's own content-keyed caches, `.emu-cache/builds` and `.emu-cache/dsl` in the
+repository (`EMU_BUILD_CACHE_DIR`, `EMU_DSL_CACHE_DIR`), whatever the environment says.
+
+Hypothesis profiles: `ci` (derandomized, no deadline, no example database: a run is a function of the
+code) is chosen with `--hypothesis-profile ci` (`.ci/run` does); under xdist the default profile drops
+deadlines too, since two workers on two cores make any per-example deadline a timing assertion.
+
+The `oracle` marker tags tests whose assertion compares emu with something independent of emu (a native
+run, GNU ld, the real CPU, H200 facts); `python tests/oracle_share.py` counts them.
+"""
 from __future__ import annotations
 
+import atexit
 import io
 import json
+import os
+import shutil
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+_STORE = tempfile.mkdtemp(prefix=f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+os.environ["EMU_CACHE_DIR"] = _STORE
+atexit.register(shutil.rmtree, _STORE, ignore_errors=True)
+# Exports built by scenarios (emu/build) and by the matrix (tests/fixtures/dsl_cache.py): the suite's own
+# content-keyed caches in the repository (git-ignored), shared by xdist workers, never a user's folder.
+_BUILDS = Path(__file__).resolve().parent.parent / ".emu-cache"
+os.environ["EMU_BUILD_CACHE_DIR"] = str(_BUILDS / "builds")
+os.environ["EMU_DSL_CACHE_DIR"] = str(_BUILDS / "dsl")
+
+settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True)
+settings.register_profile("xdist", deadline=None)
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    settings.load_profile("xdist")
+
+
+# Tests whose assertion compares emu with something independent of emu, and what that is.  Tests may
+# also carry `@pytest.mark.oracle("...")` themselves; `.ci/oracle_share.py` counts both.
+NATIVE, LD, CPU, H200, NVIDIA = ("native run", "GNU ld", "real CPU", "H200 facts", "NVIDIA cuda-bindings")
+ORACLES = {
+    "tests/ground_truth/test_native_traces.py::test_x86_64_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_host_native_avx_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_aarch64_matches_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_seed_record_loader_native": NATIVE,
+    "tests/ground_truth/test_native_traces.py::test_seed_scenario_matches_expected_output": NATIVE,
+    "tests/versions/test_native_versions.py::test_43_with_header_matches_native": NATIVE,
+    "tests/versions/test_native_versions.py::test_object_alone_matches_native": NATIVE,
+    "tests/elf/test_relocation_aarch64.py::test_matches_gnu_ld": LD,
+    "tests/elf/test_relocation_aarch64.py::test_bulk_loop_matches_gnu_ld": LD,
+    "tests/machine/test_avx_x86_64.py::test_matches_cpu": CPU,
+    "tests/machine/test_avx_x86_64.py::test_matches_cpu_through_invalid_hook_only": CPU,
+    "tests/cuda/test_runtime_rules.py::test_setters_validate_like_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_absent_device_and_unknown_kernel": H200,
+    "tests/cuda/test_runtime_rules.py::test_state_after_module_load_matches_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_setting_carveout_afterwards_reads_back_like_the_h200": H200,
+    "tests/cuda/test_runtime_rules.py::test_device_profile_is_the_measured_h200": H200,
+    "tests/cuda/test_stub_models.py::test_device_attributes_cover_the_h200_probe": H200,
+    "tests/cuda/test_stub_models.py::test_device_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_function_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_launch_attributes_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_errors_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_small_enums_match_cuda_bindings": NVIDIA,
+    "tests/cuda/test_stub_models.py::test_tensor_map_enums_match_cuda_bindings": NVIDIA,
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        against = ORACLES.get(item.nodeid.split("[", 1)[0])
+        if against is not None and item.get_closest_marker("oracle") is None:
+            item.add_marker(pytest.mark.oracle(against))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fail-on-skip", action="store_true",
+                     help="fail the run when any test skipped (CI: every oracle must run; -rs lists why each skipped)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "oracle(against): the assertion compares emu with something independent of emu "
+                                       "(a native run, GNU ld, the real CPU, H200 facts, NVIDIA cuda-bindings)")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With --fail-on-skip, a run with skipped tests fails (under xdist this runs in the controller, which sees all)."""
+    if not session.config.getoption("--fail-on-skip") or hasattr(session.config, "workerinput"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped and session.exitstatus == 0:
+        reporter.write_line(f"--fail-on-skip: {skipped} test(s) skipped; each is an oracle that did not run (see -rs)",
+                            red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

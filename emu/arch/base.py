@@ -1,7 +1,7 @@
 """What an architecture must provide: relocations, a calling convention and a CPU.
 
 The rest of emu is architecture-neutral; adding an architecture means writing one
-package with these three parts and listing it in `emu.arch.ARCHITECTURES`.
+package with these three parts and adding its line to `emu.arch.REGISTRY`.
 """
 from __future__ import annotations
 
@@ -37,6 +37,38 @@ class CallingConvention(Protocol):
         """The program counter and the integer result, read together once an entry stopped."""
 
 
+@dataclass(frozen=True)
+class ExtensionFault:
+    """Why a CPU extension stopped: `kind` is a Fault kind, `message` says what and what to do."""
+
+    kind: str             # "unsupported_instruction" or "invalid_instruction"
+    message: str
+    pc: int
+
+
+class CpuExtension(Protocol):
+    """Instructions the emulator's CPU model lacks or runs wrongly, carried out by emu for one emulator.
+
+    The Machine hooks invalid instructions and each site its Cpu's `extension_sites`
+    named in the loaded image, and hands both here; it knows nothing else about it.
+    """
+
+    def on_invalid_instruction(self) -> bool:
+        """The CPU refused the instruction at the program counter: carry it out and move past it.
+
+        False when it cannot; the reason is then kept for `take_fault`.
+        """
+
+    def on_site(self, address: int) -> None:
+        """Execution reached a site: carry out its instruction and continue after it, or keep a fault and stop."""
+
+    def code_changed(self) -> None:
+        """Code at addresses seen before was replaced: forget what was decoded there."""
+
+    def take_fault(self) -> ExtensionFault | None:
+        """The fault kept since the last call, if any (and forget it)."""
+
+
 class Cpu(Protocol):
     """Creating and describing the emulated processor."""
 
@@ -60,6 +92,12 @@ class Cpu(Protocol):
 
     def disassemble(self, code: bytes, address: int) -> str:
         """One instruction as text, for fault reports."""
+
+    def extension_sites(self, image) -> list[int]:
+        """Addresses in the image's code that the CPU extension must carry out (none without one)."""
+
+    def create_extension(self, uc: Uc) -> CpuExtension | None:
+        """The extension for one emulator, or None when Unicorn runs every instruction the loaders use."""
 
 
 @dataclass(frozen=True)

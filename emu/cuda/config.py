@@ -27,7 +27,7 @@ class RuntimeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    profile: Literal["h200"] = Field(default="h200", description="device profile (measured on real hardware)")
+    profile: Literal["h200", "a100", "b200"] = Field(default="h200", description="device profile: h200 (measured on a real H200), a100 or b200 (from cited public figures, not measured)")
     device_count: int = Field(default=1, ge=0, le=64, description="number of devices cudaGetDeviceCount reports")
     current_device: int = Field(default=0, ge=0, description="device cudaGetDevice reports")
     device_attributes: dict[int, int] = Field(default_factory=dict, description="cudaDeviceAttr overrides, by number or name (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 101376)")

@@ -1,7 +1,8 @@
-"""Device profiles: what `cudaDeviceGetAttribute` and fresh kernels report.
+"""Device profiles: what `cudaDeviceGetAttribute` reports and the per-SM rules the driver applies.
 
-Profiles come only from measurements or cited public figures; `h200` is built from
-facts/h200-probe.jsonl by `build_h200.py` and is the default.
+Profiles come only from measurements or cited public figures: `h200` is built from H200 facts
+by `profiles/build.py`; `a100` and `b200` from the CUDA C++ Programming Guide and the devices'
+published specifications, marked `measured: false` until someone runs the probe on one.
 """
 from __future__ import annotations
 
@@ -11,39 +12,38 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stub_models.enums import FuncAttribute
+from stub_models.enums import DeviceAttribute
 
-PROFILES = ("h200",)
-_KERNEL_DEFAULTS: dict[tuple[str, int | None], dict[int, int]] = {}
+PROFILES = ("h200", "a100", "b200")
 
 
 class DeviceProfile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(description="profile name used in scenarios")
+    name: str = Field(description="profile name used in scenarios and --profile")
     device_name: str = Field(description="the device's marketing name")
-    source: str = Field(description="where the numbers come from")
+    source: str = Field(description="where the numbers come from (facts file, or the cited documents)")
+    measured: bool = Field(description="true when every number was read from the device by the probe")
     device_count: int = Field(description="devices in the measured machine")
     device_attributes: dict[int, int] = Field(description="cudaDeviceAttr number -> value")
-    kernel_read_only: dict[int, int] = Field(description="read-only kernel attributes of the measured kernel (defaults for others)")
+    kernel_read_only: dict[int, int] = Field(description="read-only attributes of a kernel whose cubin emu cannot "
+                                             "read (the measured kernel's; marked unknown where used)")
     kernel_settable_defaults: dict[int, int] = Field(description="settable kernel attributes before any set call")
+    kernel_unsupported: list[int] = Field(default_factory=list, description="CUfunction_attribute numbers that "
+                                          "cuKernelGetAttribute answers with CUDA_ERROR_INVALID_VALUE")
+    register_allocation_unit: int = Field(description="registers are given to a warp in multiples of this")
+    sub_partitions: int = Field(description="SM sub-partitions the register file is split over (a warp's "
+                                "registers come from one)")
+    shared_allocation_unit: int = Field(description="shared memory is given to a block in multiples of this")
+    shared_carveout_kib: list[int] = Field(description="the shared memory capacities an SM can be configured to (KiB)")
+    portable_cluster_size: int = Field(description="largest cluster launchable without NON_PORTABLE_CLUSTER_SIZE_ALLOWED")
+    max_cluster_size: int = Field(description="largest cluster with NON_PORTABLE_CLUSTER_SIZE_ALLOWED (0: no clusters)")
 
-    def kernel_defaults(self, static_shared: int | None = None) -> dict[int, int]:
-        """Every function attribute of a freshly loaded kernel (a fresh dict each call)."""
-        cached = _KERNEL_DEFAULTS.get((self.name, static_shared))
-        if cached is None:
-            cached = _KERNEL_DEFAULTS[(self.name, static_shared)] = self._kernel_defaults(static_shared)
-        return dict(cached)
-
-    def _kernel_defaults(self, static_shared: int | None) -> dict[int, int]:
-        values = {int(a): 0 for a in FuncAttribute}
-        values.update(self.kernel_read_only)
-        if static_shared is not None:
-            values[FuncAttribute.SHARED_SIZE_BYTES] = static_shared
-        values.update(self.kernel_settable_defaults)
-        # CUDA's documented default for the dynamic shared memory limit: 48 KiB minus static shared memory.
-        values[FuncAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES] = max(0, 48 * 1024 - values[FuncAttribute.SHARED_SIZE_BYTES])
-        return values
+    @property
+    def compute_capability(self) -> int:
+        """90 for compute capability 9.0."""
+        attrs = self.device_attributes
+        return attrs[DeviceAttribute.COMPUTE_CAPABILITY_MAJOR] * 10 + attrs[DeviceAttribute.COMPUTE_CAPABILITY_MINOR]
 
 
 @cache

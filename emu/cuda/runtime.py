@@ -1,28 +1,83 @@
-"""The CUDA runtime as the stubs see it: devices, libraries, kernels and their attributes.
+"""The CUDA runtime's state for one object run, and the typed snapshot a run leaves.
 
-One `CudaRuntime` lives for one object run.  Setters validate their values the way a
-real H200 answered them (FIELD_NOTES.md section 5, facts/h200-probe.jsonl) and store
-them per kernel and device; getters return what is stored.  Behaviours are plain
-functions registered by symbol in `BEHAVIOURS`; a catalogued wrapper without one
-succeeds and writes fresh handles (or zero) through its out-parameters.
+`CudaRuntime` holds what the driver would hold: the device profile, the current device, the
+loaded libraries and their kernels (each kernel's attributes per device, first derived from
+its cubin by `kernel_attributes`), the launches that were accepted and every live handle.
+Behaviours (emu/cuda/behaviours/) change it only through the public methods here; the
+attribute setters' rules are in `set_attribute` because a scenario's overrides and both
+setter wrappers share them. `snapshot()` is the `RuntimeSnapshot` that traces carry and that
+`check` and scenario expectations read.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
 
-from stub_models import CudaCall
-from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, FuncAttribute
+from pydantic import Field
+
+from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribute, FuncAttribute
+
+from ..hotpath import build_record
+from ..model import Model
 
 from .config import RuntimeConfig
+from .kernel_attributes import KernelAttributes, kernel_attributes
+from .launch_checks import NO_LIMITS, LaunchLimits, launch_limits
+from .loading import LibraryImage, load_verdict
 from .profile import load_profile
-from .resources import RESOURCE_BEHAVIOURS
 
 A = FuncAttribute
+D = DeviceAttribute
 E = CudaError
 _ATTRIBUTE_NAMES = {int(a): a.name for a in FuncAttribute}
+_NO_IMAGE: dict[str, KernelAttributes] = {}     # profile name -> attributes of a kernel without a cubin
+Result = tuple[int, dict[str, int]]      # what a behaviour returns: the error code, values for out-parameters
+_NONNEGATIVE = frozenset({A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT, A.REQUIRED_CLUSTER_DEPTH})
 
-Result = tuple[int, dict[str, int]]      # (return code, values to write through out-parameters)
+
+class KernelState(Model):
+    name: str = Field(description="kernel name")
+    handle: int = Field(description="its cudaKernel_t handle")
+    library: int = Field(description="the library handle it belongs to")
+    devices: dict[str, dict[str, int]] = Field(description="device ordinal -> CUfunction_attribute name -> value")
+    unknown: list[str] = Field(default_factory=list, description="attributes emu cannot know for this kernel (no cubin "
+                               "for the device: PTX to be JIT-compiled, or no GPU binary); their values are the "
+                               "profile's defaults, not the device's answer")
+
+    def attribute(self, device: int, attribute: int) -> int | None:
+        """The attribute's value on `device`, or None where the kernel has none there."""
+        return self.devices.get(str(device), {}).get(_ATTRIBUTE_NAMES.get(int(attribute), ""))
+
+
+class LaunchRecord(Model):
+    kernel: str = Field(description="the launched kernel's name")
+    device: int = Field(description="the device it was launched on")
+    gridDim: list[int] = Field(description="grid x, y, z")
+    blockDim: list[int] = Field(description="block x, y, z")
+    dynamicSmemBytes: int = Field(description="dynamic shared memory bytes")
+    stream: int = Field(description="the stream handle")
+    attrs: list[dict] = Field(default_factory=list, description="launch attributes as decoded from cudaLaunchConfig_t")
+    numAttrs: int = Field(default=0, description="how many launch attributes the config held")
+
+
+class RuntimeSnapshot(Model):
+    """The CUDA runtime model's state after a run: what scenarios and `check` assert on."""
+
+    profile: str = Field(default="h200", description="the device profile the run used")
+    device_count: int = Field(default=0, description="devices cudaGetDeviceCount reported")
+    current_device: int = Field(default=0, description="the current device at the end")
+    libraries: dict[str, list[str]] = Field(default_factory=dict, description="library handle -> its kernel names")
+    load_error: str | None = Field(default=None, description="why the GPU binary does not load on the profile's "
+                                   "devices, as the driver would refuse it; null when it loads")
+    kernels: list[KernelState] = Field(default_factory=list, description="kernels of the libraries the loaders used")
+    launches: list[LaunchRecord] = Field(default_factory=list, description="launches the runtime accepted")
+    live: dict[str, list[str]] = Field(default_factory=dict, description="handles created and not destroyed, by kind")
+
+    def kernels_matching(self, name: str) -> list[KernelState]:
+        """The kernels called `name` ('*': every kernel)."""
+        return [k for k in self.kernels if name in ("*", k.name)]
+
+    def kernel_with_handle(self, handles: set[int]) -> KernelState | None:
+        return next((k for k in self.kernels if k.handle in handles), None)
 
 
 @dataclass
@@ -31,16 +86,19 @@ class Kernel:
     handle: int
     library: int
     attributes: dict[int, dict[int, int]]   # device -> attribute -> value
+    unknown: frozenset[int] = frozenset()
+    limits: LaunchLimits = NO_LIMITS        # what the cubin fixes about its launches (.reqntid, .maxclusterrank)
 
 
 @dataclass
 class CudaRuntime:
     config: RuntimeConfig
     kernel_names: list[str]
+    binary: LibraryImage | None = None
     current_device: int = 0
     libraries: dict[int, list[str]] = field(default_factory=dict)
     kernels: dict[int, Kernel] = field(default_factory=dict)
-    launches: list[dict[str, Any]] = field(default_factory=list)
+    launches: list[LaunchRecord] = field(default_factory=list)
     next_handle: int = 0x10000
     used_libraries: set[int] = field(default_factory=set)   # loaded by cudaLibraryLoadData or asked for a kernel
     resources: dict[str, dict[int, dict]] = field(default_factory=lambda: {
@@ -50,164 +108,111 @@ class CudaRuntime:
         self.profile = load_profile(self.config.profile)
         self.device_attributes = {**self.profile.device_attributes, **self.config.device_attributes}
         self.current_device = self.config.current_device
+        self.load_error, self._kernel_facts = load_verdict(self.binary, self.profile)
         self._kernel_by_name: dict[tuple[int, str], Kernel] = {}
-        self._register_library(self.config.library_handle, first_kernel=self.config.first_kernel_handle)
+        self.register_library(self.config.library_handle, first_kernel=self.config.first_kernel_handle)
 
-    # -- state ------------------------------------------------------------------
-    def _register_library(self, handle: int, first_kernel: int | None = None) -> None:
-        self.libraries[handle] = list(self.kernel_names)
-        for offset, name in enumerate(self.kernel_names):
-            kernel_handle = first_kernel + offset if first_kernel is not None else self.fresh_handle()
-            attributes = self._initial_attributes(name)
-            kernel = Kernel(name, kernel_handle, handle, {d: dict(attributes) for d in range(self.config.device_count)})
-            self.kernels[kernel_handle] = kernel
-            self._kernel_by_name[(handle, name)] = kernel
+    # -- devices ----------------------------------------------------------------
+    def valid_device(self, device: int) -> bool:
+        return 0 <= device < self.config.device_count
 
-    def _initial_attributes(self, name: str) -> dict[int, int]:
-        overrides = {**self.config.kernel_attributes.get("*", {}), **self.config.kernel_attributes.get(name, {})}
-        values = self.profile.kernel_defaults(overrides.get(A.SHARED_SIZE_BYTES))
-        values.update(overrides)
-        return values
+    def device_attribute(self, attribute: DeviceAttribute) -> int:
+        return self.device_attributes[attribute]
 
     def fresh_handle(self) -> int:
         self.next_handle += 0x10
         return self.next_handle
 
-    def valid_device(self, device: int) -> bool:
-        return 0 <= device < self.config.device_count
+    # -- libraries and kernels ----------------------------------------------------
+    def register_library(self, handle: int, first_kernel: int | None = None) -> None:
+        """A library of the export's kernels; without kernels when no image runs on the profile's devices
+        (the H200 loads such a library lazily and fails each kernel lookup: measured_h200_loading.jsonl)."""
+        names = list(self.kernel_names) if self.load_error is None else []
+        self.libraries[handle] = names
+        for offset, name in enumerate(names):
+            kernel_handle = first_kernel + offset if first_kernel is not None else self.fresh_handle()
+            initial = self._initial_attributes(name)
+            facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
+            kernel = Kernel(name, kernel_handle, handle, {d: dict(initial.values) for d in range(self.config.device_count)},
+                            initial.unknown, launch_limits(facts.cubin if facts is not None else None))
+            self.kernels[kernel_handle] = kernel
+            self._kernel_by_name[(handle, name)] = kernel
 
-    def snapshot(self) -> dict[str, Any]:
-        """The state a scenario can assert on, JSON-ready."""
-        return {
-            "device_count": self.config.device_count,
-            "current_device": self.current_device,
-            "libraries": {str(h): names for h, names in self.libraries.items()},
-            "kernels": [{"name": k.name, "handle": k.handle, "library": k.library,
-                         "devices": {str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()} for d, attrs in k.attributes.items()}}
-                        for k in self.kernels.values() if k.library in self.used_libraries],
-            "launches": self.launches,
-            "live": {kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles},
-        }
+    def _initial_attributes(self, name: str) -> KernelAttributes:
+        overrides = {**self.config.kernel_attributes.get("*", {}), **self.config.kernel_attributes.get(name, {})}
+        facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
+        if overrides or self.config.device_attributes:
+            return kernel_attributes(facts, self.profile, self.device_attributes, overrides)
+        derived = facts.derived if facts is not None else _NO_IMAGE    # the common case: once per image and profile
+        attributes = derived.get(self.profile.name)
+        if attributes is None:
+            attributes = derived[self.profile.name] = kernel_attributes(facts, self.profile, self.device_attributes, {})
+        return attributes
 
-    # -- the attribute rules, as the H200 answered ---------------------------------
-    def set_attribute(self, kernel: Kernel, attr: int, value: int, device: int) -> int:
-        if attr not in SETTABLE_FUNC_ATTRIBUTES:
+    def load_library(self) -> int:
+        """A fresh library of the export's kernels."""
+        handle = self.fresh_handle()
+        self.register_library(handle)
+        self.used_libraries.add(handle)
+        return handle
+
+    def kernel(self, handle: int) -> Kernel | None:
+        return self.kernels.get(handle)
+
+    def kernel_in(self, library: int, name: str) -> Kernel | None:
+        self.used_libraries.add(library)
+        return self._kernel_by_name.get((library, name))
+
+    def unload_library(self, library: int) -> bool:
+        if library not in self.libraries:
+            return False
+        del self.libraries[library]
+        for handle in [h for h, k in self.kernels.items() if k.library == library]:
+            del self.kernels[handle]
+        self.used_libraries.discard(library)
+        return True
+
+    # -- the attribute rules, as the H200 answered (FIELD_NOTES section 5, tests/data/facts/h200) ----
+    def set_attribute(self, kernel: Kernel, attr: int, value: int, device: int) -> CudaError:
+        """CLUSTER_SIZE_MUST_BE_SET is refused whatever the value; NON_PORTABLE_CLUSTER_SIZE_ALLOWED takes any."""
+        if attr not in SETTABLE_FUNC_ATTRIBUTES or attr == A.CLUSTER_SIZE_MUST_BE_SET:
             return E.INVALID_VALUE
         attributes = kernel.attributes[device]
         if attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES:
-            limit = self.device_attributes.get(97, 0) - attributes[A.SHARED_SIZE_BYTES]
+            limit = self.device_attributes.get(D.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0) - attributes[A.SHARED_SIZE_BYTES]
             if not 0 <= value <= limit:
                 return E.INVALID_VALUE
         elif attr == A.PREFERRED_SHARED_MEMORY_CARVEOUT and not -1 <= value <= 100:
             return E.INVALID_VALUE
         elif attr == A.CLUSTER_SCHEDULING_POLICY_PREFERENCE and not 0 <= value <= 2:
             return E.INVALID_VALUE
-        elif attr in (A.CLUSTER_SIZE_MUST_BE_SET, A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT,
-                      A.REQUIRED_CLUSTER_DEPTH, A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and value < 0:
-            return E.INVALID_VALUE
+        elif attr in _NONNEGATIVE and (value < 0 or kernel.limits.fixed_cluster and value != attributes[attr]):
+            return E.INVALID_VALUE                     # a cluster shape compiled into the cubin cannot be changed
         attributes[attr] = value
         return E.SUCCESS
 
+    # -- launches and other resources ------------------------------------------------
+    def record_launch(self, launch: LaunchRecord) -> None:
+        self.launches.append(launch)
 
-# -- behaviours ---------------------------------------------------------------------
-def get_device(rt: CudaRuntime, call) -> Result:
-    return E.SUCCESS, {"device": rt.current_device}
+    def create(self, kind: str, values: dict) -> int:
+        handle = self.fresh_handle()
+        self.resources[kind][handle] = values
+        return handle
 
+    def destroy(self, kind: str, handle: int) -> bool:
+        return self.resources[kind].pop(handle, None) is not None
 
-def get_device_count(rt: CudaRuntime, call) -> Result:
-    return E.SUCCESS, {"count": rt.config.device_count}
-
-
-def device_get_attribute(rt: CudaRuntime, call) -> Result:
-    if not rt.valid_device(call.device):
-        return E.INVALID_DEVICE, {}
-    if call.attr not in rt.device_attributes:
-        return E.INVALID_VALUE, {}
-    return E.SUCCESS, {"value": rt.device_attributes[call.attr]}
-
-
-def library_load_data(rt: CudaRuntime, call) -> Result:
-    if call.code == 0:
-        return E.INVALID_VALUE, {}
-    handle = rt.fresh_handle()
-    rt._register_library(handle)
-    rt.used_libraries.add(handle)
-    return E.SUCCESS, {"library": handle}
-
-
-def library_get_kernel(rt: CudaRuntime, call) -> Result:
-    if call.library not in rt.libraries:
-        return E.INVALID_RESOURCE_HANDLE, {}
-    rt.used_libraries.add(call.library)
-    kernel = rt._kernel_by_name.get((call.library, call.name))
-    if kernel is None:
-        return E.SYMBOL_NOT_FOUND, {}
-    return E.SUCCESS, {"pKernel": kernel.handle}
-
-
-def kernel_get_attribute(rt: CudaRuntime, call) -> Result:
-    kernel = rt.kernels.get(call.kernel)
-    if kernel is None:
-        return E.INVALID_RESOURCE_HANDLE, {}
-    if not rt.valid_device(call.dev):
-        return E.INVALID_DEVICE, {}
-    if call.attrib not in kernel.attributes[call.dev]:
-        return E.INVALID_VALUE, {}
-    return E.SUCCESS, {"pi": kernel.attributes[call.dev][call.attrib]}
-
-
-def func_set_attribute(rt: CudaRuntime, call) -> Result:
-    kernel = rt.kernels.get(call.func)
-    if kernel is None:
-        return E.INVALID_DEVICE_FUNCTION, {}
-    if not rt.valid_device(rt.current_device):
-        return E.INVALID_DEVICE, {}
-    return rt.set_attribute(kernel, call.attr, call.value, rt.current_device), {}
-
-
-def kernel_set_attribute_for_device(rt: CudaRuntime, call) -> Result:
-    if not rt.valid_device(call.device):
-        return E.INVALID_DEVICE, {}
-    kernel = rt.kernels.get(call.kernel)
-    if kernel is None:
-        return E.INVALID_RESOURCE_HANDLE, {}
-    return rt.set_attribute(kernel, call.attr, call.value, call.device), {}
-
-
-def launch_kernel_ex(rt: CudaRuntime, call) -> Result:
-    config = call.config if isinstance(call.config, dict) else None
-    kernel = rt.kernels.get(call.func)
-    if kernel is None:
-        return E.INVALID_DEVICE_FUNCTION, {}
-    if config is None:
-        return E.INVALID_VALUE, {}
-    grid, block = config["gridDim"], config["blockDim"]
-    if min(grid) < 1 or min(block) < 1 or block[0] * block[1] * block[2] > rt.device_attributes.get(1, 1024):
-        return E.INVALID_CONFIGURATION, {}
-    if config["dynamicSmemBytes"] > kernel.attributes[rt.current_device][A.MAX_DYNAMIC_SHARED_SIZE_BYTES]:
-        return E.INVALID_VALUE, {}
-    rt.launches.append({"kernel": kernel.name, "device": rt.current_device, **config})
-    return E.SUCCESS, {}
-
-
-BEHAVIOURS: dict[str, Callable[[CudaRuntime, CudaCall], Result]] = {
-    "_cudaGetDevice": get_device,
-    "_cudaGetDeviceCount": get_device_count,
-    "_cudaDeviceGetAttribute": device_get_attribute,
-    "_cudaLibraryLoadData": library_load_data,
-    "_cudaLibraryGetKernel": library_get_kernel,
-    "_cuKernelGetAttribute": kernel_get_attribute,
-    "_cudaFuncSetAttribute": func_set_attribute,
-    "_cudaKernelSetAttributeForDevice": kernel_set_attribute_for_device,
-    "_cudaLaunchKernelEx": launch_kernel_ex,
-    **RESOURCE_BEHAVIOURS,
-}
-
-
-def default_behaviour(rt: CudaRuntime, call: CudaCall) -> Result:
-    """Succeed, handing out a fresh handle (or zero) through every out-parameter."""
-    outputs = {}
-    for param in call.params():
-        if param.c.kind == "out":
-            outputs[param.name] = rt.fresh_handle() if param.c.pointee == "handle" else 0
-    return E.SUCCESS, outputs
+    def snapshot(self) -> RuntimeSnapshot:
+        """The state a scenario can assert on."""
+        # built without re-validation (every value comes from this state): a snapshot ends every run
+        return build_record(RuntimeSnapshot, dict(
+            profile=self.profile.name, device_count=self.config.device_count, current_device=self.current_device,
+            libraries={str(h): names for h, names in self.libraries.items()}, load_error=self.load_error,
+            kernels=[build_record(KernelState, dict(name=k.name, handle=k.handle, library=k.library,
+                                                    devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
+                                                             for d, attrs in k.attributes.items()},
+                                                    unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown) if k.unknown else []))
+                     for k in self.kernels.values() if k.library in self.used_libraries],
+            launches=self.launches,
+            live={kind: [f"{h:#x}" for h in handles] for kind, handles in self.resources.items() if handles}))

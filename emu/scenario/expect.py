@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stub_models.enums import CudaError, FuncAttribute, enum_value
 
 from ..render import param_kinds, show_call, show_ret, show_value
-from ..trace import CallRecord, ObjectRun
+from ..records import CallRecord, ObjectRun
 from .model import CallPattern, Expectations
 
 
@@ -168,26 +168,25 @@ class Checker:
         self.add("returns", not bad, "every entry returned as required" if not bad else f"{len(bad)} entry result(s) differ", bad)
 
     def _state(self, expectations) -> None:
-        kernels = self.run.state.get("kernels", [])
         bad, checked = [], 0
         for expect in expectations:
             attribute = enum_value(FuncAttribute, expect.attribute)
             name = FuncAttribute(attribute).name
-            chosen = [k for k in kernels if expect.kernel in ("*", k["name"])]
+            chosen = self.run.state.kernels_matching(expect.kernel)
             if not chosen:
                 bad.append(f"- kernel {expect.kernel}: no such kernel in the runtime")
             for kernel in chosen:
                 if expect.value == "metadata":
-                    want = self.kernel_info.get(kernel["name"], {}).get(attribute)
+                    want = self.kernel_info.get(kernel.name, {}).get(attribute)
                     if want is None:
                         continue
                 else:
                     want = expect.value
-                devices = kernel["devices"] if expect.device == "all" else {str(expect.device): kernel["devices"].get(str(expect.device), {})}
-                for device, attrs in devices.items():
+                devices = [int(d) for d in kernel.devices] if expect.device == "all" else [expect.device]
+                for device in devices:
                     checked += 1
-                    got = attrs.get(name)
+                    got = kernel.attribute(device, attribute)
                     if got != want:
-                        bad.append(f"- {kernel['name']} on device {device}: {attribute} {name} = {want} required, holds {got}")
+                        bad.append(f"- {kernel.name} on device {device}: {attribute} {name} = {want} required, holds {got}")
         summary = f"{checked} attribute value(s) hold" if not bad else f"{len(bad)} of {checked} attribute value(s) differ"
         self.add("state", not bad, summary, bad)

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from stub_models import CATALOGUE
 
 from ..errors import ScenarioError
+from .matrix import Variant, substitute, variants
 from .model import CallPattern, Scenario
 from .yaml_source import line_of, load_with_lines
 
@@ -18,13 +19,29 @@ class LoadedScenario:
     path: str
     scenario: Scenario
     lines: dict
-    object_paths: list[str]          # resolved against the scenario's folder
+    object_paths: list[str | None]   # files resolved against the scenario's folder; None for an object to build
+    variant: Variant = Variant(None, {})
 
     def line(self, *path) -> int | None:
         return line_of(self.lines, path)
 
+    def object_path(self, index: int) -> str:
+        """The file of object `index`, exporting it first when the scenario builds it (cached)."""
+        path = self.object_paths[index]
+        if path is None:
+            from ..build.cache import build_object
+            where = f"{self.path}: line {self.line('objects', index)}"
+            path = self.object_paths[index] = build_object(self.scenario.objects[index].build,
+                                                           os.path.dirname(os.path.abspath(self.path)), where=where)
+        return path
 
-def load_scenario(path: str) -> LoadedScenario:
+    def name(self) -> str:
+        """The scenario file, with the matrix variant when there is one: `x.yaml[carveout=25]`."""
+        return f"{self.path}[{self.variant.id}]" if self.variant.id else self.path
+
+
+def load_scenarios(path: str) -> list[LoadedScenario]:
+    """Every variant of a scenario file: one without a `matrix:`, one per combination with one."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -33,6 +50,19 @@ def load_scenario(path: str) -> LoadedScenario:
     data, lines = load_with_lines(text, path)
     if not isinstance(data, dict):
         raise ScenarioError(f"a scenario must be a YAML mapping with at least `objects:`, not {type(data).__name__}", path=path)
+    return [_validated(path, substitute(data, variant, lines, path), lines, variant) for variant in variants(data, lines, path)]
+
+
+def load_scenario(path: str) -> LoadedScenario:
+    """A scenario file without a matrix (use `load_scenarios` for one that may have one)."""
+    loaded = load_scenarios(path)
+    if len(loaded) != 1:
+        raise ScenarioError(f"the scenario's matrix makes {len(loaded)} variants; load it with load_scenarios", path=path)
+    return loaded[0]
+
+
+def _validated(path: str, data: dict, lines: dict, variant: Variant) -> LoadedScenario:
+    path_shown = f"{path}[{variant.id}]" if variant.id else path
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as error:
@@ -42,21 +72,24 @@ def load_scenario(path: str) -> LoadedScenario:
         line = line_of(lines, loc)
         more = f" ({error.error_count() - 1} more error(s))" if error.error_count() > 1 else ""
         message = first["msg"].removeprefix("Value error, ")
-        raise ScenarioError(f"line {line}: field {field}: {message}{more}", path=path) from None
+        raise ScenarioError(f"line {line}: field {field}: {message}{more}", path=path_shown) from None
     except (TypeError, AttributeError, KeyError, RecursionError) as error:   # a validator met a shape it does not expect
         loc = _failing_field(data)
         field = ".".join(str(p) for p in loc) or "(top level)"
-        raise ScenarioError(f"line {line_of(lines, loc)}: field {field}: invalid value ({type(error).__name__}: {error})", path=path) from None
-    _check_ranges(scenario, lines, path)
-    _check_patterns(scenario, lines, path)
+        raise ScenarioError(f"line {line_of(lines, loc)}: field {field}: invalid value ({type(error).__name__}: {error})", path=path_shown) from None
+    _check_ranges(scenario, lines, path_shown)
+    _check_patterns(scenario, lines, path_shown)
     base = os.path.dirname(os.path.abspath(path))
-    object_paths = []
+    object_paths: list[str | None] = []
     for index, ref in enumerate(scenario.objects):
+        if ref.path is None:
+            object_paths.append(None)
+            continue
         resolved = os.path.normpath(os.path.join(base, ref.path))
         if not os.path.isfile(resolved):
-            raise ScenarioError(f"line {line_of(lines, ('objects', index))}: field objects.{index}: object file {ref.path} not found (looked for {resolved})", path=path)
+            raise ScenarioError(f"line {line_of(lines, ('objects', index))}: field objects.{index}: object file {ref.path} not found (looked for {resolved})", path=path_shown)
         object_paths.append(resolved)
-    return LoadedScenario(path, scenario, lines, object_paths)
+    return LoadedScenario(path, scenario, lines, object_paths, variant)
 
 
 def _check_ranges(scenario: Scenario, lines: dict, path: str) -> None:

@@ -5,10 +5,12 @@ names the file, line and field, and `python -m emu schema` documents the format.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..build.spec import BuildSpec
 from ..cuda.config import RuntimeConfig
 from ..entries import DEFAULT_ENTRIES, EntrySpec
 from ..machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
@@ -70,9 +72,10 @@ class Expectations(Block):
 
 
 class ObjectRef(Block):
-    """An object to run: a path relative to the scenario file, with optional extra expectations."""
+    """An object to run: a file relative to the scenario, or a kernel to build, with optional extra expectations."""
 
-    path: str = Field(description="the .o file, relative to the scenario file")
+    path: str | None = Field(default=None, description="the .o file, relative to the scenario file")
+    build: BuildSpec | None = Field(default=None, description="instead of a file: export this @cute.jit function with the installed nvidia-cutlass-dsl (cached by content)")
     expect: Expectations | None = Field(default=None, description="expectations for this object only, added to the scenario's")
 
     @model_validator(mode="before")
@@ -80,12 +83,29 @@ class ObjectRef(Block):
     def _short_form(cls, value):
         return {"path": value} if isinstance(value, str) else value
 
+    @model_validator(mode="after")
+    def _file_or_build(self):
+        if (self.path is None) == (self.build is None):
+            raise ValueError("an object is either `path:` (a file) or `build:` (a kernel to export), not both or neither")
+        return self
+
+    def label(self) -> str:
+        """How test ids and reports name the object: `folder/file.o`, or `file.py::function` for a build."""
+        if self.build is not None:
+            return self.build.label()
+        return f"{os.path.basename(os.path.dirname(self.path))}/{os.path.basename(self.path)}"
+
+
+BugExpectation = Literal["calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "state"]
+
 
 class UpstreamBug(Block):
-    """Marks a scenario that documents a known bug: pytest reports it as an expected failure."""
+    """Marks a scenario that documents a known bug: pytest reports it as an expected failure, but only
+    when the run fails exactly as `fails` says (every entry returned, no fault, every other expectation held)."""
 
     reason: str = Field(description="why it fails, e.g. the upstream issue")
     issue: str | None = Field(default=None, description="upstream issue, e.g. NVIDIA/cutlass#3715")
+    fails: list[BugExpectation] = Field(min_length=1, description="the expectations the bug makes fail, for every object; any other failure, a fault or an entry that did not return is a real failure")
     strict: bool = Field(default=True, description="an unexpected pass fails the test (so a fixed upstream flips it)")
 
 
@@ -93,6 +113,7 @@ class Scenario(Block):
     """One scenario file."""
 
     description: str = Field(default="", description="what the scenario shows")
+    matrix: dict[str, list[Any]] | None = Field(default=None, description="axes that expand the scenario into one variant per combination; values replace ${axis} (or ${axis.key}) anywhere in the scenario")
     objects: list[ObjectRef] = Field(min_length=1, description="objects to run, each on its own fresh runtime")
     entries: list[EntrySpec] = Field(default_factory=lambda: list(DEFAULT_ENTRIES), description="entries to run in order: cuda_init, cuda_load, cuda_load_to_device (with device), mlir_* packed forms, module_load, launch")
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="the CUDA runtime the stubs present")

@@ -169,7 +169,7 @@ def test_truncation_behind_a_consistent_header_fails_in_the_entry():
             parse_fatbin(data)
 
 
-@settings(max_examples=400, deadline=500)
+@settings(max_examples=400)
 @given(name=st.sampled_from(sorted(EXPECTED)),
        edits=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)), min_size=1, max_size=6))
 def test_mutated_headers_only_raise_fatbin_error(name, edits):

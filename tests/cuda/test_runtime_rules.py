@@ -8,7 +8,9 @@ import pytest
 from conftest import fixture
 
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import CudaRuntime, func_set_attribute, kernel_set_attribute_for_device, library_get_kernel
+from emu.cuda.behaviours.attributes import func_set_attribute, kernel_set_attribute_for_device
+from emu.cuda.behaviours.library import library_get_kernel
+from emu.cuda.runtime import CudaRuntime
 from emu.entries import EntrySpec
 from emu.run import run_object
 from stub_models.enums import FuncAttribute
@@ -48,11 +50,10 @@ def test_state_after_module_load_matches_the_h200():
     measured = next(r for r in FACTS if r.get("when") == "after_module_load")
     run = run_object(fixture("x86_64", "carveout_25"), RuntimeConfig(), [EntrySpec(name="module_load")])
     assert all(e.returned == 0 for e in run.entries)
-    kernel, = run.state["kernels"]
-    held = kernel["devices"]["0"]
+    kernel, = run.state.kernels
     for attribute, value in measured.items():
         if attribute.isdigit():
-            assert held[FuncAttribute(int(attribute)).name] == value, attribute
+            assert kernel.attribute(0, int(attribute)) == value, FuncAttribute(int(attribute)).name
 
 
 def test_setting_carveout_afterwards_reads_back_like_the_h200():

@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import ROOT, fixture
 
-from emu import layout
+from emu import relocation
 from emu.errors import RelocationError
 from emu.layout import PERM_R, PERM_W, PERM_X, build_image
 from emu.memory_map import STUB_BASE, STUB_RETURN, STUB_SLOT
@@ -59,7 +59,7 @@ def test_bulk_relocation_matches_the_one_by_one_loop(path, monkeypatch):
         assert str(bulk_error.value) == str(error)
         return
     gave_up = []
-    monkeypatch.setattr(layout, "apply_relocations", lambda *args: gave_up.append(args))
+    monkeypatch.setattr(relocation, "relocate_precisely", lambda *args: gave_up.append(args))
     image = build_image(obj)
     assert not gave_up
     assert image.segments == reference.segments
@@ -67,5 +67,5 @@ def test_bulk_relocation_matches_the_one_by_one_loop(path, monkeypatch):
 
 def _built_one_by_one(obj, monkeypatch):
     with monkeypatch.context() as patched:
-        patched.setattr(layout, "relocate_in_bulk", lambda *args: False)
+        patched.setattr(relocation, "relocate_generated", lambda plan, image: False)
         return build_image(obj)

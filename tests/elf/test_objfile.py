@@ -6,7 +6,7 @@ import struct
 import pytest
 from conftest import DSL480, fixture
 
-from emu.objfile import ObjectFile, Relocation, Section, Symbol, load_object
+from emu.objfile import SHF_ALLOC, ObjectFile, Relocation, Section, Symbol, load_object
 
 LOCAL, GLOBAL, WEAK = 0, 1, 2
 
@@ -30,7 +30,7 @@ def test_relocation_records_are_the_rela_entries_of_loaded_sections():
     obj = load_object(fixture("aarch64", "carveout_25"))
     expected = []
     for section in obj.sections:
-        if section.type == 4 and obj.sections[section.info].alloc:          # SHT_RELA against a loaded section
+        if section.type == 4 and obj.sections[section.info].flags & SHF_ALLOC:    # SHT_RELA against a loaded section
             for offset, info, addend in struct.iter_unpack("<QQq", section.data):
                 expected.append(Relocation(section.info, offset, info & 0xFFFFFFFF, info >> 32, addend))
     assert expected and obj.relocations == expected

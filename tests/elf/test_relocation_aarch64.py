@@ -4,7 +4,7 @@ tests/data/aarch64/refs.o uses every type in emu's AArch64 table against absolut
 symbols placed at the edges of each range; refs.expected.json holds the bytes ld
 produced when linking it (see that folder's README.md).  Each relocation is recomputed
 here with emu's recipe from the .o's original bytes and must equal the linked bytes.
-The out-of-range cases go through `apply_relocations`, so they check the error a user
+The out-of-range cases go through the precise loop (`relocate_precisely`), so they check the error a user
 sees: the type, section, offset and symbol.
 """
 from __future__ import annotations
@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.aarch64.relocations import TABLE
 from emu.errors import RelocationError
 from emu.objfile import load_object
-from emu.relocation import Inputs, apply_relocations, relocate_in_bulk
+from emu.relocation import PAGE, Inputs, RelocationPlan, relocate_generated, relocate_precisely
 
 DATA = Path(__file__).parent.parent / "data" / "aarch64"
 EXPECTED = json.loads((DATA / "refs.expected.json").read_text())
@@ -48,9 +47,9 @@ def test_matches_gnu_ld(rel):
     slot = EXPECTED["got_slots"].get(symbol, 0)
     inputs = Inputs(S=EXPECTED["symbols"][symbol], A=rel.addend,
                     P=EXPECTED["sections"][section.name]["address"] + rel.offset,
-                    GOT=slot, G=0, Page=AARCH64.page)
-    original = section.data[rel.offset:rel.offset + recipe.size]
-    patched = recipe.encode(original, recipe.calc(inputs))
+                    GOT=slot, G=0, Page=PAGE)
+    patched = bytearray(section.data[rel.offset:rel.offset + recipe.size])
+    recipe.apply(patched, 0, *inputs)
     assert patched.hex() == linked[rel.offset:rel.offset + recipe.size].hex()
 
 
@@ -69,7 +68,8 @@ def test_bulk_loop_matches_gnu_ld():
     names = [symbol.name for symbol in REFS.symbols]
     addresses = [EXPECTED["symbols"].get(name, 0) for name in names]
     got_offsets = {index: EXPECTED["got_slots"][name] for index, name in enumerate(names) if name in EXPECTED["got_slots"]}
-    assert relocate_in_bulk(REFS.relocation_tables, image, addresses, base, start, limit, 0, got_offsets, TABLE, AARCH64.page)
+    plan = RelocationPlan(REFS, TABLE, frozenset(TABLE), addresses, 0, got_offsets, base, start, limit)
+    assert relocate_generated(plan, image)
     for rel in REFS.relocations:
         size = TABLE[rel.type].size
         linked = bytes.fromhex(EXPECTED["sections"][REFS.section_name(rel.section)]["linked"])
@@ -87,9 +87,12 @@ def _relocate(addresses: dict[str, int]) -> bytes:
     image = bytearray(text.data)
     defaults = {"far_call": TEXT_BASE + 0x100, "far_page": TEXT_BASE + 0x2000, "odd_quad": TEXT_BASE + 0x2008}
     defaults.update(addresses)
-    apply_relocations(obj, image, {text.index: TEXT_BASE}, {text.index: 0},
-                      lambda index: defaults[obj.symbols[index].name], got_base=0, got_slot=lambda index: 0,
-                      table=TABLE, page=AARCH64.page, image_base=TEXT_BASE)
+    count = len(obj.sections)
+    address, offset, limit = [None] * count, [None] * count, [-1] * count
+    address[text.index], offset[text.index], limit[text.index] = TEXT_BASE, 0, text.size
+    plan = RelocationPlan(obj, TABLE, frozenset(rel.type for rel in obj.relocations),
+                          [defaults.get(symbol.name, 0) for symbol in obj.symbols], 0, {}, address, offset, limit)
+    relocate_precisely(plan, image)
     return bytes(image)
 
 
@@ -115,16 +118,31 @@ def test_out_of_range_names_type_section_offset_symbol(addresses, name, offset, 
     assert name in message and f".text+{offset:#x}" in message and symbol in message
 
 
+def _adrp(pages: int) -> bytes:
+    """adrp x0 with a signed 21-bit page count: immlo in bits 29-30, immhi in bits 5-23."""
+    imm = pages & 0x1F_FFFF
+    return (0x90000000 | ((imm & 3) << 29) | ((imm >> 2) << 5)).to_bytes(4, "little")
+
+
 def test_range_limits_are_inclusive_where_the_psabi_says():
-    _relocate({"far_call": TEXT_BASE + (128 << 20) - 4, "far_page": TEXT_BASE + (4 << 30) - 0x1000})
-    _relocate({"far_call": TEXT_BASE - (128 << 20), "far_page": TEXT_BASE - (4 << 30)})
+    """At the last reachable address each field holds the extreme value, not a wrapped one."""
+    image = _relocate({"far_call": TEXT_BASE + (128 << 20) - 4, "far_page": TEXT_BASE + (4 << 30) - 0x1000})
+    assert image[:4] == (0x94000000 | 0x1FF_FFFF).to_bytes(4, "little")            # bl +128 MiB - 4 (imm26 max)
+    assert image[4:8] == _adrp((1 << 20) - 1)                                       # adrp +4 GiB - 1 page
+    image = _relocate({"far_call": TEXT_BASE - (128 << 20), "far_page": TEXT_BASE - (4 << 30)})
+    assert image[:4] == (0x94000000 | 0x200_0000).to_bytes(4, "little")            # bl -128 MiB (imm26 min)
+    assert image[4:8] == _adrp(-(1 << 20))                                          # adrp -4 GiB
 
 
 @pytest.mark.parametrize("number, size_log2", [(278, 0), (284, 1), (285, 2), (286, 3), (299, 4), (312, 3)])
 def test_scaled_lo12_checks_alignment(number, size_log2):
     recipe = TABLE[number]
-    word = (0xF9400000).to_bytes(4, "little")
-    assert recipe.encode(word, 0xFF0) == (0xF9400000 | ((0xFF0 >> size_log2) << 10)).to_bytes(4, "little")
+
+    def encode(value: int) -> bytes:     # S (LO12 forms) or GOT (the GOT form) such that the formula gives `value`
+        word = bytearray((0xF9400000).to_bytes(4, "little"))
+        recipe.apply(word, 0, *Inputs(S=value, A=0, P=0, GOT=value, G=0, Page=PAGE))
+        return bytes(word)
+    assert encode(0xFF0) == (0xF9400000 | ((0xFF0 >> size_log2) << 10)).to_bytes(4, "little")
     if size_log2:
         with pytest.raises(Exception, match="aligned"):
-            recipe.encode(word, 0xFF0 + (1 << (size_log2 - 1)))
+            encode(0xFF0 + (1 << (size_log2 - 1)))

@@ -240,7 +240,7 @@ def test_every_truncation_of_a_real_sample_is_an_arg_spec_error():
             decode_args_spec(encode(REAL[:cut]))
 
 
-@settings(max_examples=400, deadline=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(SAMPLES), edits=st.lists(
     st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 1 << 16), st.integers(0, 255)),
     min_size=1, max_size=8))
@@ -258,16 +258,20 @@ def test_mutated_real_samples_only_raise_arg_spec_error(name, edits):
         spec = decode_args_spec(encode(bytes(data)))
     except ArgSpecError:
         return
-    assert isinstance(spec, ArgSpec)
+    # what a decoded spec promises, whatever the bytes were: the checks the decoder makes held
+    names = [p.name for p in spec.parameters]
+    assert len(names) == len(set(names)) and len(names) <= args_spec.MAX_PARAMETERS
+    assert {p.kind for p in spec.parameters} <= {kind.name for kind in inspect._ParameterKind}
+    if bytes(data) == raw_pickle(name):                # an edit that changed nothing decodes as the sample did
+        assert spec.model_dump() == json.loads((DATA / f"{name}.expected.json").read_text())
 
 
-@settings(max_examples=200, deadline=500)
+@settings(max_examples=200)
 @given(text=st.one_of(st.text(max_size=200), st.binary(max_size=200)))
 def test_arbitrary_text_only_raises_arg_spec_error(text):
-    try:
+    """Text that is not a base64 pickle of a Signature is refused with ArgSpecError, never decoded."""
+    with pytest.raises(ArgSpecError):
         decode_args_spec(text)
-    except ArgSpecError:
-        pass
 
 
 def test_absurd_parameter_count_is_rejected():
@@ -280,5 +284,30 @@ def test_duplicate_names_and_bad_kind_are_rejected():
     blob = pickle.dumps(inspect.Signature([inspect.Parameter("a", 1), inspect.Parameter("b", 1)]))
     with pytest.raises(ArgSpecError, match="repeats a parameter name"):
         decode_args_spec(encode(blob.replace(b"\x8c\x01b", b"\x8c\x01a")))
+    bad_kind = inspect.Signature([inspect.Parameter("a", 1)])
+    bad_kind.parameters["a"]._kind = 9          # pickled as the number 9 by every Python version
     with pytest.raises(ArgSpecError, match="kind is not an inspect._ParameterKind"):
-        decode_args_spec(encode(blob.replace(b"K\x01\x85", b"K\x09\x85")))
+        decode_args_spec(encode(pickle.dumps(bad_kind)))
+
+
+class _KindByName:
+    """Pickles as getattr(inspect._ParameterKind, NAME), the form Python 3.11.2 (Debian 12) writes."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self):
+        return getattr, (inspect._ParameterKind, self.name)
+
+
+def test_kind_pickled_by_name_decodes_and_is_never_looked_up():
+    sig = inspect.Signature([inspect.Parameter("a", 1), inspect.Parameter("b", 3)])
+    for param in sig.parameters.values():
+        param._kind = _KindByName(param.kind.name)
+    blob = pickle.dumps(sig)
+    assert b"getattr" in blob
+    assert [(p.name, p.kind) for p in decode_args_spec(encode(blob)).parameters] == [
+        ("a", "POSITIONAL_OR_KEYWORD"), ("b", "KEYWORD_ONLY")]
+    sig.parameters["a"]._kind = _KindByName("__class__")
+    with pytest.raises(ArgSpecError, match="kind is not an inspect._ParameterKind"):
+        decode_args_spec(encode(pickle.dumps(sig)))

@@ -11,8 +11,11 @@ Two ways to use it:
   watches each child through a pipe, so an interpreter crash (a signal) or a hang (no
   progress for --hang-s seconds) is caught, attributed to one input, saved, and the batch
   goes on in a new child.  Uncaught exceptions are saved as reproducers under --out
-  (default /tmp/emu-fuzz): `<kind>-<seed>-<i>.{o,yaml}` plus `.txt` with the traceback.
-  Reproduce one with `python -m tests.fuzz.harness --replay FILE`.
+  (default `emu-fuzz` in the system's temporary folder): `<kind>-<seed>-<i>.{o,yaml}` plus `.txt`
+  with the traceback.  Reproduce one with `python -m tests.fuzz.harness --replay FILE`.
+* The driver's own check: `python -m tests.fuzz.harness --selftest` plants a crash, a hang and an
+  exception and reports whether exactly those three were caught, with the time per input and the
+  peak RSS (wall-clock and memory belong in this report, not in the test suite).
 """
 from __future__ import annotations
 
@@ -45,6 +48,9 @@ OBJECT_SEEDS = [
 BUDGET = 20_000          # guest instructions per entry: the real loaders need < 1000
 TIMEOUT_S = 1.0          # emu's own wall-clock limit per entry
 HANG_S = 5.0             # the harness' limit per input
+DEFAULT_OUT = os.path.join(tempfile.gettempdir(), "emu-fuzz")
+SELFTEST = "crash=3,hang=7,raise=12"    # EMU_FUZZ_SELFTEST for `--selftest` and the suite's driver test
+SELFTEST_FOUND = ["crash-0-3.txt", "exception-0-12.txt", "hang-0-7.txt"]
 
 
 @dataclass
@@ -222,7 +228,7 @@ _KEYS = ["description", "objects", "path", "expect", "entries", "runtime", "prof
          "device_attributes", "kernel_attributes", "library_handle", "first_kernel_handle", "errors", "symbol", "call",
          "error", "every", "missing_symbols", "budget", "timeout_s", "calls_in_order", "calls_any_order", "no_calls",
          "exact_calls", "symbols", "calls", "returns", "state", "kernel", "device", "attribute", "value", "fault",
-         "upstream_bug", "issue", "reason", "strict", "args", "outputs", "ret", "entry", "name", "cuda_load",
+         "upstream_bug", "issue", "reason", "fails", "strict", "args", "outputs", "ret", "entry", "name", "cuda_load",
          "cuda_load_to_device", "launch", "module_load", "*", "SHARED_SIZE_BYTES", "bogus"]
 
 
@@ -487,7 +493,7 @@ class _Worker:
 
 
 def fuzz(inputs: int, seed: int = 0, workers: int = 2, batch: int = 250, hang_s: float = HANG_S,
-         out_dir: str = "/tmp/emu-fuzz", progress: bool = True) -> dict:
+         out_dir: str = DEFAULT_OUT, progress: bool = True) -> dict:
     """Run `inputs` inputs in forked children; return the counts (see the module docstring)."""
     import selectors
 
@@ -580,6 +586,24 @@ def fuzz(inputs: int, seed: int = 0, workers: int = 2, batch: int = 250, hang_s:
     return counts
 
 
+def selftest(out_dir: str, hang_s: float = 1.0) -> int:
+    """Plant a crash, a hang and an exception in 16 inputs; exactly those must be found. Prints the report."""
+    os.environ["EMU_FUZZ_SELFTEST"] = SELFTEST
+    try:
+        counts = fuzz(16, seed=0, workers=2, batch=8, hang_s=hang_s, out_dir=out_dir, progress=False)
+    finally:
+        del os.environ["EMU_FUZZ_SELFTEST"]
+    found = sorted(p.name for p in Path(out_dir).iterdir() if p.suffix == ".txt")
+    problems = []
+    if (counts["exceptions"], counts["hangs"], counts["crashes"]) != (1, 1, 1):
+        problems.append(f"expected exactly 1 exception, 1 hang, 1 crash; got {counts['exceptions']}, "
+                        f"{counts['hangs']}, {counts['crashes']} (a hang beyond input 7 means an input took over {hang_s} s)")
+    if found != SELFTEST_FOUND:
+        problems.append(f"reproducers {found}, expected {SELFTEST_FOUND}")
+    print(json.dumps({**counts, "problems": problems}, indent=1))
+    return 1 if problems else 0
+
+
 def replay(path: str) -> int:
     kind = "object" if path.endswith(".o") else "scenario"
     item = FuzzInput(kind, Path(path).read_bytes(), "replay")
@@ -594,12 +618,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="child processes at once (cores)")
     parser.add_argument("--batch", type=int, default=250, help="inputs per forked child")
     parser.add_argument("--hang-s", type=float, default=HANG_S)
-    parser.add_argument("--out", default="/tmp/emu-fuzz", help="where reproducers go")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="where reproducers go")
+    parser.add_argument("--selftest", action="store_true", help="check that the driver catches a planted crash, hang and exception")
     parser.add_argument("--replay", metavar="FILE", help="run one saved input in this process and print its outcome")
     parser.add_argument("--show", type=int, metavar="INDEX", help="write input INDEX of --seed to --out and print what it is")
     args = parser.parse_args(argv)
     if args.replay:
         return replay(args.replay)
+    if args.selftest:
+        return selftest(tempfile.mkdtemp(prefix="emu-fuzz-selftest-"), args.hang_s if args.hang_s != HANG_S else 1.0)
     if args.show is not None:
         item = input_for(args.seed, args.show)
         print(_save(args.out, "input", args.seed, args.show, item, "shown"), item.how)

@@ -14,7 +14,7 @@ import pytest
 
 from emu.cli import main
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.runtime import BEHAVIOURS
+from emu.cuda.behaviours import BEHAVIOURS
 from emu.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
 from emu.images import load_image
@@ -238,12 +238,12 @@ def test_keyboard_interrupt_in_a_stub_propagates(monkeypatch):
 
 
 def test_an_error_in_a_vector_site_propagates(monkeypatch):
-    from emu.arch.x86_avx import AvxUnit
+    from emu.arch.x86_64.avx import AvxUnit
 
-    def broken(self, uc, address, size, user_data):
+    def broken(self, address):
         raise RuntimeError("site bug")
     run_object(str(SEED_NATIVE), entries=ENTRIES)                       # sites hooked, unit created
-    monkeypatch.setattr(AvxUnit, "_on_site", broken)
+    monkeypatch.setattr(AvxUnit, "on_site", broken)
     with pytest.raises(RuntimeError, match="site bug"):
         run_object(str(SEED_NATIVE), entries=ENTRIES)
     monkeypatch.undo()

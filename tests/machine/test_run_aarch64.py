@@ -21,6 +21,8 @@ from unicorn import arm64_const as arm64
 from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.aarch64.cpu import CPACR_FPEN
 from emu.entries import EntrySpec
+from emu.cuda.config import RuntimeConfig
+from emu.cuda.loading import profile_for_object
 from emu.run import run_object
 from stub_models import CATALOGUE
 
@@ -42,8 +44,9 @@ def _comparable(call) -> tuple:
 @pytest.mark.skipif(not TWINS, reason=f"no AArch64/x86-64 fixture pairs under {FIXTURES}")
 @pytest.mark.parametrize("case", TWINS)
 def test_aarch64_trace_equals_x86_64_twin(case):
-    arm = run_object(FIXTURES / "aarch64" / f"{case}.o", entries=ALL_ENTRIES)
-    x86 = run_object(FIXTURES / "x86_64" / f"{case}.o", entries=ALL_ENTRIES)
+    config = RuntimeConfig(profile=profile_for_object(FIXTURES / "x86_64" / f"{case}.o"))
+    arm = run_object(FIXTURES / "aarch64" / f"{case}.o", config, entries=ALL_ENTRIES)
+    x86 = run_object(FIXTURES / "x86_64" / f"{case}.o", config, entries=ALL_ENTRIES)
     assert arm.arch == "aarch64" and x86.arch == "x86_64"
     assert [(e.entry, e.function) for e in arm.entries] == [(e.entry, e.function) for e in x86.entries]
     assert {e.entry for e in arm.entries} >= {spec.name for spec in ALL_ENTRIES} - {"module_load"}

@@ -62,9 +62,9 @@ def static_smem(index: int) -> int:
     return STATIC_SMEM_STEP * (index + 1)
 
 
-def runtime_config(kernel_names: list[str], errors=()):
+def runtime_config(kernel_names: list[str], errors=(), profile: str = "h200"):
     from emu.cuda.config import RuntimeConfig
-    return RuntimeConfig(device_count=DEVICE_COUNT, current_device=0, library_handle=LIBRARY_HANDLE,
+    return RuntimeConfig(profile=profile, device_count=DEVICE_COUNT, current_device=0, library_handle=LIBRARY_HANDLE,
                          first_kernel_handle=FIRST_KERNEL_HANDLE, device_attributes={97: OPTIN_SMEM},
                          kernel_attributes={name: {1: static_smem(i)} for i, name in enumerate(kernel_names)},
                          errors=[{"symbol": symbol, "call": call, "error": error, "every": every}
@@ -355,7 +355,9 @@ def run_native(exe: Path, tools: Toolchain, errors=()) -> list[dict]:
 # -- emu's side, in the same shape ------------------------------------------------------------------
 def run_emu(fixture: Fixture, errors=()):
     from emu.run import run_object
-    return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names), errors),
+    from emu.cuda.loading import profile_for_object
+    profile = profile_for_object(str(fixture.obj))    # the harness's stubs answer as a device that runs the cubin
+    return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names), errors, profile),
                       entries=entry_specs(fixture.has_mlir_cuda_load))
 
 

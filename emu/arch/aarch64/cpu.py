@@ -45,6 +45,12 @@ class Aarch64Cpu:
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}
 
+    def extension_sites(self, image) -> list[int]:
+        return []
+
+    def create_extension(self, uc: Uc) -> None:
+        return None                  # Unicorn runs every AArch64 instruction the loaders use
+
     def disassemble(self, code: bytes, address: int) -> str:
         if self._disassembler is None:
             from capstone import CS_ARCH_ARM64, CS_MODE_ARM, Cs

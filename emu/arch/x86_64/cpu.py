@@ -37,18 +37,18 @@ class X86_64Cpu:
     def registers(self, uc: Uc) -> dict[str, int]:
         return {name: uc.reg_read(reg) for name, reg in REGISTERS}
 
-    def vector_sites(self, image) -> list[int]:
-        """Addresses of VEX/EVEX instructions in the image's code (see AvxUnit.scan)."""
-        from ..x86_avx import AvxUnit
+    def extension_sites(self, image) -> list[int]:
+        """Addresses of VEX/EVEX instructions in the image's code (see avx.scan)."""
         if self._scanner is None:
-            self._scanner = AvxUnit()
+            from .avx.scan import Scanner
+            self._scanner = Scanner()
         return [address for segment in image.segments if segment.perms & 4
                 for address in self._scanner.scan(segment.data, segment.address)]
 
-    def create_extension(self):
-        """The unit that carries out AVX/AVX-512 instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
-        from ..x86_avx import AvxUnit
-        return AvxUnit()
+    def create_extension(self, uc: Uc):
+        """The unit that carries out the AVX instructions Unicorn's QEMU 5 core lacks (host-CPU exports)."""
+        from .avx.unit import AvxUnit
+        return AvxUnit(uc, verify_cache=False)     # the Machine calls code_changed() when code changes
 
     def disassemble(self, code: bytes, address: int) -> str:
         if self._disassembler is None:

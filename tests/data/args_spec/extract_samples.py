@@ -1,7 +1,7 @@
 """Copy each export's args_spec (and its fatbin) into the test data, with expectations.
 
 Run with the DSL's Python (it unpickles our own freshly made exports to get the ground truth):
-  /work/dsl480/bin/python extract_samples.py OBJ...
+  .venv-dsl-4.8.0/bin/python tests/data/args_spec/extract_samples.py OBJ...     # from the repository root
 Writes tests/data/args_spec/<prefix>.b64 + <prefix>.expected.json and tests/data/fatbin/<prefix>.fatbin.
 """
 import base64

@@ -9,7 +9,7 @@ not fit in a one-kernel object's 67 bytes, so the two-kernel object carries them
 `rotate` and an empty request for `negate`, and the one-kernel object asks for 14 only.
 
 Run from the repository root (deterministic; the test suite checks the committed copies):
-    /work/venv/bin/python tests/data/check/make_patched.py
+    python tests/data/check/make_patched.py        # in .venv/
 """
 from __future__ import annotations
 

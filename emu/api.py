@@ -1,0 +1,119 @@
+"""emu's public Python API: the four things the command line does, as functions returning models.
+
+Each returns the same pydantic model that the matching command prints with `--json`, and
+raises the same `emu.errors.EmuError` subclasses, with the same messages, that the command
+prints as `emu: error: ...` (a `BadInput` for an unreadable object or scenario). A run that
+faults is not an exception: the returned `ObjectRun` says where it stopped (`.fault`).
+Everything outside this module and `emu.errors` is private and may change.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .cuda.config import RuntimeConfig
+    from .entries import EntrySpec
+    from .inspection import InspectResult as Inspection
+    from .loader_check import CheckResult
+    from .records import ObjectRun
+    from .scenario.runner import ScenarioResult
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]] | None = None,
+          runtime: Union["RuntimeConfig", Mapping[str, Any], None] = None,
+          launch_args: Mapping[str, Any] | None = None) -> "ObjectRun":
+    """Run an object's entries on the CUDA runtime model and return every call they made.
+
+    `entries` defaults to what `python -m emu trace` runs: `cuda_init`, `cuda_load`,
+    `cuda_load_to_device` for every device, then `launch`. Each entry is a name, a mapping as
+    in a scenario (`{"cuda_load_to_device": {"device": 1}}`) or an `EntrySpec`. `runtime` is a
+    `RuntimeConfig` or a mapping of its fields (the scenario's `runtime:` block). `launch_args`
+    gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
+    """
+    from .cuda.config import RuntimeConfig
+    from .entries import EntrySpec, loaders_for_devices
+    from .run import run_object
+    from .cuda.profile import load_profile
+
+    config = _model(RuntimeConfig, runtime, "runtime")
+    if entries is None:
+        count = config.device_count if "device_count" in config.model_fields_set else load_profile(config.profile).device_count
+        if count != config.device_count:
+            config = config.model_copy(update={"device_count": count})
+        specs = loaders_for_devices(count) + [EntrySpec(name="launch")]
+    else:
+        specs = [_model(EntrySpec, entry, "entries") for entry in entries]
+    if launch_args is not None:
+        specs = [_with_launch_args(spec, launch_args) for spec in specs]
+    return run_object(os.fspath(path), config, specs)
+
+
+def inspect(path: PathLike) -> "Inspection":
+    """What an export holds, read without running it (`python -m emu inspect --json`)."""
+    from .inspection import inspect_object
+    return inspect_object(os.fspath(path))
+
+
+def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None) -> "CheckResult":
+    """Do the loaders apply every attribute kernel_info asks for? (`python -m emu check --json`).
+
+    `paths` is one object or folder, or several; a folder is searched for `*.o`.
+    """
+    from .loader_check import check_objects, find_objects
+    listed = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+    objects, _ = find_objects(listed)
+    return check_objects(objects, devices)
+
+
+def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResult":
+    """Run a scenario file and check its expectations (`python -m emu run --json`).
+
+    A scenario with a `matrix:` has one variant per combination: name one with `variant`
+    (its id, e.g. `"carveout=25-host=x86_64"`), or use `run_scenarios` for all of them.
+    """
+    from .scenario.load import load_scenarios
+    from .scenario.runner import run_scenario as run_loaded
+    loaded = load_scenarios(os.fspath(path))
+    if variant is None and len(loaded) == 1:
+        return run_loaded(loaded[0])
+    chosen = [item for item in loaded if item.variant.id == variant]
+    if not chosen:
+        ids = ", ".join(str(item.variant.id) for item in loaded)
+        wanted = f"no variant {variant!r}" if variant is not None else f"{len(loaded)} variants; choose one with variant="
+        raise ScenarioError(f"the scenario has {wanted} (its variants: {ids})", path=os.fspath(path))
+    return run_loaded(chosen[0])
+
+
+def run_scenarios(path: PathLike) -> "list[ScenarioResult]":
+    """Every variant of a scenario file (one for a scenario without a matrix), run and checked."""
+    from .scenario.load import load_scenarios
+    from .scenario.runner import run_scenario as run_loaded
+    return [run_loaded(loaded) for loaded in load_scenarios(os.fspath(path))]
+
+
+def _model(model, value, what: str):
+    """A model from itself, a mapping or (for entries) a name; a bad value is a BadInput naming `what`."""
+    from pydantic import ValidationError
+    from .errors import BadInput
+    if value is None:
+        return model()
+    if isinstance(value, model):
+        return value
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise BadInput(f"{what}: field {field}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def _with_launch_args(spec: "EntrySpec", launch_args: Mapping[str, Any]) -> "EntrySpec":
+    if spec.name != "launch":
+        return spec
+    return spec.model_validate({**spec.model_dump(exclude_unset=True), "args": dict(launch_args)})

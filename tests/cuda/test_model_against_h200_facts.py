@@ -1,0 +1,36 @@
+"""The model against the probe's H200 facts (tests/data/facts/h200/*.jsonl[.gz]), field by field:
+attributes after module_load, occupancy answers, setter results, launch verdicts and load failures
+for every export and toy fatbin the facts name (tests/cuda/h200_facts.py prints the per-file table)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from h200_facts import compare, fact_files
+
+FACTS = fact_files(Path(__file__).parent.parent / "data" / "facts" / "h200")
+# Fields the model does not reproduce, by file, each with its reason; the count must stay exact, so a
+# change that explains (or breaks) one of them shows here.
+KNOWN_GAPS = {
+    # occupancy of these 168-register warp-specialised kernels stops at 4 blocks for 1-3 warp blocks
+    # (quack_gemm_sm90, also 168 registers, reaches 12): the limit is not in the cubin facts emu reads
+    "realworld.x86_64.fa4_forward_sm90.jsonl.gz": 30,
+    "realworld.x86_64.hopper_fmha.jsonl.gz": 30,
+    # PTX JIT-compiled by the driver: registers and memory sizes exist only after compilation, so the
+    # model answers with the profile's defaults and marks those attributes unknown
+    "toys.sweep_kernels.compute_90.fatbin.jsonl.gz": 1662,
+    "toys.sweep_kernels.compute_90.fatbin.eager.jsonl.gz": 1662,
+    "toys.sweep_kernels.sm_80_ptx.fatbin.jsonl.gz": 1580,
+    "toys.sweep_kernels.sm_80_ptx.fatbin.eager.jsonl.gz": 1580,
+}
+
+
+@pytest.mark.skipif(not FACTS, reason="the probe's facts (tests/data/facts/h200/) are not in this checkout yet")
+@pytest.mark.parametrize("path", FACTS, ids=lambda p: p.name)
+def test_the_model_reproduces_every_measured_field(path):
+    rows = compare(path)
+    if not rows:
+        pytest.skip(f"{path.name} names objects this checkout does not hold")
+    wrong = [(f["kind"], f["object"], f.get("kernel"), f.get("attribute", f.get("config")), m, g)
+             for f, m, g in rows if m != g]
+    assert len(wrong) == KNOWN_GAPS.get(path.name, 0), wrong[:20]

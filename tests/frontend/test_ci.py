@@ -1,0 +1,74 @@
+"""CI: the README's test command is .ci/run's, skips fail the run, a failed toolchain install fails the install script."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+
+def _ci_test_command() -> str:
+    match = re.search(r"^test_command=\((.*)\)$", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert match, ".ci/run has no test_command=(...) line"
+    return match.group(1)
+
+
+def test_readme_test_command_is_the_one_ci_runs():
+    command = _ci_test_command()
+    assert command.startswith("python -m pytest ") and "-rs" in command.split() and "--fail-on-skip" in command.split()
+    assert re.search(r"--cov-fail-under=\d+", command), "the coverage floor is a number"
+    assert f"&& {command}\n" in (ROOT / "README.md").read_text(), "README.md's test command differs from .ci/run's"
+
+
+def _pytest(tmp_path, body: str, *options: str) -> subprocess.CompletedProcess:
+    (tmp_path / "test_sample.py").write_text(body)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:xdist", "-p", "no:cacheprovider",
+                           "-q", "--rootdir", str(tmp_path), "-c", os.devnull, *options, str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_fail_on_skip_fails_a_run_with_a_skip_and_names_it(tmp_path):
+    """One skip fails the run and is named; an expected failure is not a skip."""
+    body = ("import pytest\ndef test_ok(): pass\ndef test_skipped(): pytest.skip('no toolchain here')\n"
+            "@pytest.mark.xfail(strict=True)\ndef test_bug(): assert False\n")
+    assert _pytest(tmp_path, body).returncode == 0
+    result = _pytest(tmp_path, body, "--fail-on-skip", "-rs")
+    assert result.returncode == 1, result.stdout
+    assert "no toolchain here" in result.stdout and "--fail-on-skip: 1 test(s) skipped" in result.stdout
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the script requires an x86-64 machine")
+def test_install_toolchains_fails_when_apt_cannot_install(tmp_path):
+    """qemu-aarch64 hidden and apt-get failing: the script exits 1 naming what it could not install."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for tool in ("bash", "uname", "id", "cc", "aarch64-linux-gnu-gcc", "mktemp", "rm", "cat"):
+        if shutil.which(tool):
+            (fake / tool).symlink_to(shutil.which(tool))
+    (fake / "apt-get").write_text("#!/bin/sh\necho 'apt-get: simulated failure' >&2\nexit 100\n")
+    (fake / "apt-get").chmod(0o755)
+    result = subprocess.run([str(fake / "bash"), str(ROOT / ".ci" / "install-toolchains.sh")], env={"PATH": str(fake)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "install-toolchains: FAILED: " in result.stderr and "qemu-user" in result.stderr, result.stderr
+
+
+def test_the_suite_has_its_own_image_store_never_the_users():
+    """tests/conftest.py gave this process a private, temporary EMU_CACHE_DIR before emu stored anything."""
+    import tempfile
+    from pathlib import Path
+
+    from conftest import fixture
+
+    from emu import image_store
+    from emu.images import load_image
+    store = Path(os.environ["EMU_CACHE_DIR"])
+    assert store.is_relative_to(Path(tempfile.gettempdir())) and store.name.startswith(
+        f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+    assert not store.is_relative_to(Path.home() / ".cache")
+    load_image(fixture("x86_64", "plain"))
+    assert Path(image_store.store_dir()) == store and any((store / "images").rglob("*.json"))
