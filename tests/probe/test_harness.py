@@ -27,10 +27,12 @@ def _generate(path: Path, args=None, sweep=False) -> str:
 def test_harness_uses_the_header(path):
     prefix = path.stem
     source = _generate(path)
+    old = "cutlass-dsl-4.3." in str(path)
     assert f'#include "{prefix}.h"' in source
     assert source.index("#define CUTE_DSL_CUDA_ERROR_CHECK") < source.index(f'#include "{prefix}.h"')
-    assert f"{prefix}_Kernel_Module_Load(&module);" in source
-    assert re.search(rf"cute_dsl_{prefix}_wrapper\(&module, &arg_x, \(cudaStream_t\)0\);", source)
+    assert f"{prefix}_Kernel_{'Metadata' if old else 'Module'}_Load(&module);" in source
+    wrapper = f"{prefix}_wrapper(&module, &arg_x, (CUstream)0);" if old else f"cute_dsl_{prefix}_wrapper(&module, &arg_x, (cudaStream_t)0);"
+    assert wrapper in source
     assert "arg_x.data = (void *)probe_alloc(268435456ull);" in source
     names = re.search(r"KERNEL_NAMES\[\] = \{(.*)\};", source).group(1)
     kernels = kernel_slot_names(path)
@@ -40,7 +42,7 @@ def test_harness_uses_the_header(path):
 
 
 def test_harness_of_dsl_4_3(tmp_path):
-    shutil.copy(Path(__file__).with_name("dsl43_plain.h"), tmp_path / "plain.h")
+    shutil.copy(ROOT / "tests/fixtures/cutlass-dsl-4.3.5/native/plain.h", tmp_path / "plain.h")
     shutil.copy(ROOT / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/plain.o", tmp_path / "plain.o")
     source = export_target(tmp_path / "plain.o", sweep=False).source
     assert "plain_Kernel_Metadata_t module;" in source and "plain_Kernel_Metadata_Load(&module);" in source
