@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
     trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
+                       "'{\"dynamic_shapes\": [1024]}'); repeatable")
+    trace.add_argument("--args", metavar="FILE.json", help='launch arguments {"args": {name: value}}; --arg wins')
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
@@ -90,14 +94,16 @@ def _run(args) -> int:
 
 def _trace(args) -> int:
     from .api import trace
+    from .launch.cli_args import launch_args_from_cli
     from .render import show_run
     from .run import EntryNotRun
 
     runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
+    launch_args = launch_args_from_cli(args.arg, args.args)
     runs, stopped = [], []
     for path in args.objects:
         try:
-            runs.append(trace(path, runtime=runtime))
+            runs.append(trace(path, runtime=runtime, launch_args=launch_args))
         except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
             runs.append(reason.run)
             stopped.append(reason)

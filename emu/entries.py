@@ -10,7 +10,7 @@ symbol for an entry, inspect's entry list, run's dispatch) reads ENTRY_KINDS.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -48,6 +48,9 @@ class EntrySpec(BaseModel):
 
     name: EntryName = Field(description="which entry point to call")
     device: int | None = Field(default=None, ge=0, description="device argument for *_cuda_load_to_device (default 0)")
+    args: dict[str, Any] | None = Field(default=None, description="launch only: arguments by parameter name (a number for a "
+                                        "scalar, an int for the stream, {data, dynamic_shapes, dynamic_strides} or {shape, "
+                                        "stride, data} for a tensor); the rest get defaults")
 
     @model_validator(mode="before")
     @classmethod
@@ -63,6 +66,8 @@ class EntrySpec(BaseModel):
     def _device_only_where_taken(self):
         if self.device is not None and self.name not in TAKES_DEVICE:
             raise ValueError(f"entry {self.name} takes no device argument")
+        if self.args is not None and self.name != "launch":
+            raise ValueError(f"entry {self.name} takes no args (only launch does)")
         return self
 
     def label(self) -> str:

@@ -49,3 +49,8 @@ class BuildError(BadInput):
 
 class DslNotInstalled(BuildError):
     """A scenario builds its object, and nvidia-cutlass-dsl is not installed (pytest skips it)."""
+
+
+class StubFailure(Exception):
+    """A stub could not do its job (an unreadable argument, an unwritable out-pointer): the entry stops with a
+    `stub_error` fault, or with the fault kind the exception names (emu.libc's exit and abort)."""

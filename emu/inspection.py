@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from stub_models import CATALOGUE
+from stub_models.libc import LIBC_CATALOGUE
 from stub_models.enums import FuncAttribute, enum_label
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
@@ -167,7 +168,7 @@ def _undefined(obj: ObjectFile) -> list[UndefinedSymbol]:
     names = sorted({s.name for s in obj.symbols if s.name and not s.defined})
     result = []
     for name in names:
-        model = CATALOGUE.get(name)
+        model = CATALOGUE.get(name) or LIBC_CATALOGUE.get(name)
         handled = "stub" if model else "emu" if name in EMU_PROVIDED else "none"
         result.append(UndefinedSymbol(symbol=name, handled_by=handled, prototype=model.prototype if model else None))
     return result

@@ -280,7 +280,7 @@ class Machine:
                 self._stop(self._describe("missing_stub", f"{caller} calls {symbol}, an undefined symbol emu has no stub for; "
                                           "set runtime.missing_symbols: return_zero in the scenario to let it return 0", pc=address))
         except StubFailure as error:
-            self._stop(self._describe("stub_error", f"{caller} calls {symbol}: {error}", pc=address))
+            self._stop(self._describe(getattr(error, "kind", "stub_error"), f"{caller} calls {symbol}: {error}", pc=address))
         except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 

@@ -38,7 +38,7 @@ class Fault(Model):
 
     kind: Literal["unmapped_read", "unmapped_write", "unmapped_fetch", "protected_read", "protected_write",
                   "protected_fetch", "invalid_instruction", "unsupported_instruction", "instruction_budget",
-                  "timeout", "missing_stub", "stub_error", "cpu_exception"] = Field(description="what went wrong")
+                  "timeout", "missing_stub", "stub_error", "cpu_exception", "exit", "abort"] = Field(description="what went wrong")
     message: str = Field(description="one-paragraph explanation")
     address: int | None = Field(default=None, description="the faulting data address, where there is one")
     pc: int | None = Field(default=None, description="the program counter at the fault")
@@ -57,6 +57,10 @@ class EntryRun(Model):
     fault: Fault | None = Field(default=None, description="set when the entry did not return")
     first_call: int = Field(default=0, description="index of the entry's first call in ObjectRun.calls")
     end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
+    launch: dict[str, Any] | None = Field(default=None, description="launch only: the arguments it ran with, "
+                                          "{signature: header|args_spec, args: {parameter: value as written}, given: [names the "
+                                          "user set], layouts: {tensor: its struct's C fields}, args_file: the "
+                                          "<prefix>.args.json read, or null}")
 
 
 class ObjectRun(Model):

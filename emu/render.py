@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from stub_models import CATALOGUE
 from stub_models.enums import CudaError, enum_label
 
 from .records import CallRecord, ObjectRun
 
 
 def param_kinds(symbol: str) -> dict[str, Any]:
-    model = CATALOGUE.get(symbol)
+    from .stubs import STUB_CATALOGUE
+    model = STUB_CATALOGUE.get(symbol)
     return {p.name: p.c for p in model.params()} if model else {}
 
 
@@ -64,7 +64,13 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
     kinds = param_kinds(call.symbol)
     args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
                      if kinds.get(name) is None or kinds[name].kind != "out")
-    text = f"{call.symbol}({args}) -> {show_ret(call.ret)}"
+    from .stubs import STUB_CATALOGUE
+    libc = getattr(STUB_CATALOGUE.get(call.symbol), "api", None) == "libc"
+    if libc and "text" in call.args:              # output: the text written says it all
+        args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
+                         + [f"text={call.args['text']!r}"])
+    text = f"{call.symbol}({args}) -> {call.ret:#x}" if libc and call.ret > 0xFFFF else \
+        f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
     if call.outputs:
         text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
                                     for k, v in call.outputs.items())
@@ -84,12 +90,28 @@ def show_run(run: ObjectRun) -> list[str]:
         label = entry.entry + (f"(device={entry.args['device']})" if "device" in entry.args else "")
         result = show_ret(entry.returned) if entry.fault is None else f"FAULT {entry.fault.kind}"
         lines.append(f"  {label} -> {result}")
+        if entry.launch:
+            lines.append(f"    {show_launch_args(entry.launch)}")
         for call in run.calls[entry.first_call:entry.end_call]:
             lines.append(f"    {show_call(call)}")
         position = entry.end_call
         if entry.fault is not None:
             lines.extend(show_fault_lines(entry.fault))
     return lines
+
+
+def show_launch_args(launch: dict) -> str:
+    """`args (header): a={data=0xd0000000 dynamic_shapes=[128,128]} n=1 stream=0x5000`."""
+    def value(v) -> str:
+        if isinstance(v, dict):
+            return "{" + " ".join(f"{k}={v[k]:#x}" if k == "data" else f"{k}={value(v[k])}" for k in v) + "}"
+        if isinstance(v, list):
+            return "[" + ",".join(value(i) for i in v) + "]"
+        return str(v)
+    source = launch.get("signature", "?") + (f", {launch['args_file']}" if launch.get("args_file") else "")
+    given = set(launch.get("given") or ())
+    args = " ".join(f"{name}{'' if name in given else '~'}={value(v)}" for name, v in launch.get("args", {}).items())
+    return f"args ({source}; ~ = default): {args}" if args else f"args ({source}): none"
 
 
 def show_fault_lines(fault) -> list[str]:

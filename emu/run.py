@@ -56,7 +56,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     session = ObjectSession(machine, config.library_handle)
     runs: list[EntryRun] = []
 
-    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False) -> bool:
+    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None) -> bool:
         symbol = export.entry_symbol(entry)
         address = image.functions.get(symbol)
         if address is None:
@@ -71,7 +71,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             returned = session.read_ret()
         runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
                                               fault=outcome.fault,
-                                              first_call=first_call, end_call=len(dispatcher.calls))))
+                                              first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         return outcome.fault is None
 
     def result() -> ObjectRun:
@@ -121,7 +121,7 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
         return _module_load(call, session, runtime, dispatcher, export, path)
     if name == "launch":
         from .launch import run_launch
-        return run_launch(call, session, export, path)
+        return run_launch(call, session, export, path, spec.args)
     by_value = kind.loads and export.library_by_value
     if kind.loads and by_value is None:
         raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol(name), prefix=export.prefix), path=path)

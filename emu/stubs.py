@@ -11,12 +11,15 @@ import struct
 from typing import Callable
 
 from stub_models import CATALOGUE, CudaCall
+from stub_models.libc import LIBC_CATALOGUE
 from unicorn import Uc, UcError
 
 from .cuda.behaviours import BEHAVIOURS, default_behaviour
 from .cuda.runtime import CudaRuntime
+from .errors import StubFailure
 from .fast_uc import mem_read, mem_write
 from .hotpath import generated_function, record_factory, record_lines, record_names
+from .libc import LIBC_BEHAVIOURS, LibcState
 from .memory_map import stub_address
 from .records import CallRecord
 from .structs import DECODERS
@@ -25,10 +28,8 @@ _PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "hand
 _MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
          "size": (1 << 64) - 1, "handle": (1 << 64) - 1}
 MAX_CSTRING = 4096
-
-
-class StubFailure(Exception):
-    """A stub could not do its job (an unreadable argument, an unwritable out-pointer)."""
+# The one stub table: every CUDA wrapper model, and the C library functions host code calls (emu.libc).
+STUB_CATALOGUE = {**CATALOGUE, **LIBC_CATALOGUE}
 
 
 def read_c_string(uc: Uc, address: int) -> str | None:
@@ -58,7 +59,7 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "pointees", "decode")
+    __slots__ = ("model", "params", "arity", "pointees", "decode", "host")
 
     def __init__(self, model: type[CudaCall]):
         self.model = model
@@ -66,6 +67,7 @@ class _Plan:
         self.arity = len(self.params)
         self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params, model)
+        self.host = LIBC_BEHAVIOURS.get(model.symbol)   # a C library function: acts on emulated memory
 
 
 # How each argument kind turns a raw 64-bit register or stack value into its JSON value;
@@ -120,7 +122,7 @@ def symbol_plan(symbol: str) -> _Plan | None:
     """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
     plan = _PLANS.get(symbol)
     if plan is None:
-        model = CATALOGUE.get(symbol)
+        model = STUB_CATALOGUE.get(symbol)
         if model is None:
             return None              # not cached: object files may name any number of these
         plan = _PLANS[symbol] = _Plan(model)
@@ -164,6 +166,7 @@ class StubDispatcher:
         self.entry = ""
         config = runtime.config
         self._injections = {}
+        self.libc = None                 # emu.libc.LibcState, made at the first C library call
         for injected in config.errors:
             self._injections.setdefault(injected.symbol, []).append(injected)
 
@@ -171,6 +174,9 @@ class StubDispatcher:
         """Answer one call whose raw arguments the machine read by the calling convention."""
         plan = plan or symbol_plan(symbol)
         arguments, shown = plan.decode(raw, uc)
+        if plan.host is not None:
+            self._call_libc(uc, symbol, plan, arguments, shown, caller)
+            return
         injected = self._injected(symbol) if self._injections else None
         if injected is not None:
             ret, outputs = injected, {}
@@ -181,6 +187,22 @@ class StubDispatcher:
         calls = self.calls
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
                               "ret": int(ret), "injected": injected is not None, "caller": caller}))
+
+    def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: CudaCall, shown: dict, caller: str) -> None:
+        """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
+        if self.libc is None:
+            self.libc = LibcState()
+        record = {"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
+                  "ret": 0, "injected": False, "caller": caller}
+        try:
+            ret, extra = plan.host(self.libc, uc, call, plan.arity)
+        except StubFailure:
+            self.calls.append(_record(record))          # abort/exit: the call is in the trace, then the entry ends
+            raise
+        self.set_return(uc, ret)
+        record["args"] = {**shown, **extra} if extra else shown     # shown is the call model's own dict: not changed
+        record["ret"] = ret
+        self.calls.append(_record(record))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model, under the return_zero policy."""

@@ -1,0 +1,144 @@
+"""Build the launch wrapper's arguments and run it, as the generated header does.
+
+The header's wrapper passes `void *args[] = {a, &n, &stream, ..., &ret}` to
+`_mlir_<prefix>__mlir_ciface_<fn>(args, count)`.  emu describes what it takes from the
+header beside the object (parsed with a C parser, cross-checked against `args_spec`), or
+from `args_spec` alone; fills every parameter with the value the user gave or a default
+(emu.launch.arguments); writes them into host memory with the header's layout; and calls
+the wrapper.  Arguments come from the scenario or command line and, when there is one,
+from `<prefix>.args.json` beside the object (`{"args": {...}}`, the form the real-world
+corpus stores next to each fixture); a value given explicitly wins.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+from ..args_spec import ArgSpecError, decode_args_spec
+from ..errors import BadInput, ObjectFormatError
+from ..header import parse_header
+from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
+                        resolve, scalar_bytes, shown, tensor_bytes)
+from .signature import (LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check, from_args_spec,
+                        from_header, with_spec_defaults)
+
+MAX_ARGS_FILE_BYTES = 1 << 20
+
+__all__ = ["STREAM_HANDLE", "TENSOR_DATA_BASE", "TENSOR_DATA_STRIDE", "LaunchSignatureError", "launch_plan", "load_args_file", "run_launch"]
+
+
+def load_args_file(path: str) -> dict[str, Any]:
+    """`{"args": {...}}` (or a bare mapping) from a JSON file; BadInput naming the file when it is not one."""
+    try:
+        if os.path.getsize(path) > MAX_ARGS_FILE_BYTES:
+            raise BadInput(f"launch arguments file is larger than {MAX_ARGS_FILE_BYTES} bytes", path=path)
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise BadInput(f"cannot read launch arguments: {error.strerror}", path=path) from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise BadInput(f"launch arguments are not JSON: {error}", path=path) from None
+    if isinstance(data, dict) and set(data) == {"args"}:
+        data = data["args"]
+    if not isinstance(data, dict):
+        raise BadInput('launch arguments must be a JSON object {"args": {name: value}}', path=path)
+    return data
+
+
+def beside(object_path: str, suffix: str) -> str:
+    return os.path.splitext(object_path)[0] + suffix
+
+
+def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the launch runs with: the signature, every value, and where each came from."""
+    args_file = beside(object_path, ".args.json")
+    merged: dict[str, Any] = {}
+    if os.path.isfile(args_file):
+        merged.update(load_args_file(args_file))
+    merged.update(given or {})
+    signature, spec = _signature(object_path, export, obj, arch, merged)
+    try:
+        values = resolve(signature, merged, default_extent(export.launch_function))
+    except LaunchArgumentError as error:
+        raise LaunchArgumentError(error.message, path=object_path) from None
+    return {"signature": signature, "values": values, "spec": spec,
+            "record": {"signature": signature.source, "args": shown(signature, values), "given": sorted(merged),
+                       "layouts": {p.name: p.tensor.describe() for p in signature.params if p.tensor is not None},
+                       "args_file": os.path.basename(args_file) if os.path.isfile(args_file) else None}}
+
+
+def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any]):
+    spec_text = obj.c_string(f"{export.prefix}_args_spec")
+    spec, spec_error = None, None
+    if spec_text is not None:
+        try:
+            spec = decode_args_spec(spec_text)
+        except ArgSpecError as error:
+            spec_error = str(error)
+    header_path = beside(object_path, ".h")
+    if os.path.isfile(header_path):
+        with open(header_path, encoding="utf-8", errors="replace") as handle:
+            parsed = parse_header(handle.read(), header_path, arch)
+        if parsed is not None:
+            if export.launch_function and parsed.launch_function != export.launch_function:
+                raise LaunchSignatureError(f"{os.path.basename(header_path)} calls {parsed.launch_function}, but the object's "
+                                           f"launch function is {export.launch_function}: the header is not this object's",
+                                           path=object_path)
+            signature = from_header(parsed, header_path)
+            if spec is not None:
+                cross_check(signature, spec, object_path, os.path.basename(header_path))
+                signature = with_spec_defaults(signature, spec)
+            return signature, spec
+    if spec is None:
+        why = spec_error or f"no {export.prefix}_args_spec symbol"
+        raise ObjectFormatError(f"cannot build the launch arguments: no header {os.path.basename(header_path)} beside the "
+                                f"object with a launch wrapper, and {why}", path=object_path)
+    signature = from_args_spec(spec, given, export.launch_function, object_path)
+    return apply_width_markers(signature, export.launch_function), spec
+
+
+def pack_arguments(signature: LaunchSignature, values: dict[str, Any], host, ret_slot: int) -> list[int]:
+    """Write each value with the header's layout; the pointers `void *args[]` holds, in order."""
+    written: dict[str, Any] = {}
+    for param in signature.params:
+        value = values[param.name]
+        if param.kind == "tensor":
+            written[param.name] = host.alloc(tensor_bytes(param.tensor, value))
+        elif param.kind == "tensor_list":
+            size = param.tensor.size
+            body = b"".join(tensor_bytes(param.tensor, item) for item in value)
+            body += struct.pack("<i", len(value))
+            written[param.name] = host.alloc(body.ljust(param.list_size or len(body), b"\0"))
+            written[param.name + "#stride"] = size
+        elif param.kind == "array":
+            width = len(scalar_bytes(param.ctype, 0))
+            written[param.name] = host.alloc(b"".join(scalar_bytes(param.ctype, v) for v in value))
+            written[param.name + "#stride"] = width
+        elif param.kind in ("stream", "pointer"):
+            written[param.name] = host.alloc(struct.pack("<Q", value))
+        else:
+            written[param.name] = host.alloc(scalar_bytes(param.ctype, value).ljust(8, b"\0"))
+    pointers = []
+    for name, how, index in signature.slots:
+        if how == "ret":
+            pointers.append(ret_slot)
+        elif how in ("element", "list_element"):
+            pointers.append(written[name] + index * written[name + "#stride"])
+        else:
+            pointers.append(written[name])
+    return pointers
+
+
+def run_launch(call, session, export, path: str, given: dict[str, Any] | None = None) -> bool:
+    """Run the launch wrapper once with the given (or default) arguments; True when it returned."""
+    if export.launch_function is None:
+        raise ObjectFormatError(f"the export has no launch wrapper (_mlir_{export.prefix}__mlir_ciface_*)", path=path)
+    from ..images import load_image
+    image, _ = load_image(path)
+    plan = launch_plan(path, export, image.obj, image.obj.arch, given)
+    host = session.machine.host
+    pointers = pack_arguments(plan["signature"], plan["values"], host, session.ret_slot)
+    array = host.alloc(struct.pack(f"<{len(pointers)}Q", *pointers))
+    return call("launch", [array, len(pointers)], {"num_args": len(pointers)}, packed_ret=True, launch=plan["record"])
