@@ -26,10 +26,12 @@ LIBC_OUTPUT = ("printf", "puts", "putchar")
 LOADER_ENTRIES = ["cuda_init", "cuda_load", {"cuda_load_to_device": {"device": 0}}, "module_load"]
 
 
-def recorder_config():
-    """The runtime stubs.c presents: 2 devices, optin smem 232448, static smem 0, its handles."""
+def recorder_config(path: str):
+    """The runtime stubs.c presents: 2 devices, optin smem 232448, static smem 0, its handles, on a
+    profile whose device runs the object's cubin (the stubs load anything; an H200 refuses sm_100a)."""
     from emu.cuda.config import RuntimeConfig
-    return RuntimeConfig(device_count=2, current_device=0, library_handle=LIBRARY_HANDLE,
+    from emu.cuda.loading import profile_for_object
+    return RuntimeConfig(profile=profile_for_object(path), device_count=2, current_device=0, library_handle=LIBRARY_HANDLE,
                          first_kernel_handle=FIRST_KERNEL, device_attributes={97: OPTIN_SMEM},
                          kernel_attributes={"*": {1: 0}})
 

@@ -82,7 +82,7 @@ def _stable(lines: list[dict], args: dict) -> list[dict]:
     """`arg0_data` is the first 8 bytes of the kernel's first parameter: a tensor's data pointer for simple
     kernels, but part of a host-built TMA descriptor or a stack address for others, which differs run to run.
     Kept where it is one of the arguments' data pointers, otherwise marked as such."""
-    pointers = {v["data"] if isinstance(v, dict) else v for v in args.values()}
+    pointers = {v["data"] for v in args.values() if isinstance(v, dict) and "data" in v}   # tensors only: a scalar 0 is no pointer
     return [{**line, "arg0_data": "not an argument's data pointer"}
             if "arg0_data" in line and line["arg0_data"] not in pointers else line for line in lines]
 

@@ -28,7 +28,7 @@ def _entries(specs):
 
 def _run(path: str, specs):
     from emu.run import run_object
-    return run_object(path, config=recorder_config(), entries=_entries(specs))
+    return run_object(path, config=recorder_config(str(path)), entries=_entries(specs))
 
 
 def _compare(emu: list[dict], native: list[dict], what: str) -> None:
