@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
+    from .probe.command import add_probe_parser
+    add_probe_parser(commands)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -55,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "probe":
+            from .probe.command import probe_command
+            return probe_command(args)
         return _schema(args)
     except EmuError as error:
         print(f"emu: error: {error.render()}", file=sys.stderr)

@@ -1,0 +1,131 @@
+"""`python -m emu probe OBJECT... --out DIR`: build a harness per export (and for the probe's toy
+kernels), run them on this machine's GPU, and write one facts file per harness into DIR.
+
+`--build-only` stops after building: DIR then holds the binaries and `run.sh`, which can be copied
+to a GPU machine and run there as `DIR/run.sh FACTS_DIR` (it needs only the NVIDIA driver).
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import EXIT_BAD_INPUT, EXIT_OK, EmuError
+from .build import TOY_SOURCE, BuildError, Target, build, toy_fatbins
+from .facts import FactsError, read_facts
+from .harness import cuda_kernel_names, export_harness, fatbin_harness
+from .header import HeaderError, parse_header
+
+TOYS_LABEL = "tests/data/facts/h200/toys"     # where the committed toy fatbins live, as facts name them
+TOY_SWEEP = ("sm_90a",)                       # the toy builds that get the launch sweep
+
+
+class ProbeError(EmuError):
+    exit_code = EXIT_BAD_INPUT
+
+
+def object_label(path: Path) -> str:
+    """The object's path as facts name it: relative to the working directory, else from its `tests/`."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        parts = resolved.parts
+        for index in range(len(parts) - 1, -1, -1):
+            if parts[index] == "tests":
+                return "/".join(parts[index:])
+        return resolved.name
+
+
+def facts_name(label: str) -> str:
+    """`tests/fixtures/cutlass-dsl-4.8.0/x86_64/plain.o` -> `cutlass-dsl-4.8.0.x86_64.plain`."""
+    stem = label.removeprefix("tests/fixtures/").removeprefix("tests/data/facts/h200/").removesuffix(".o")
+    return stem.replace("/", ".")
+
+
+def kernel_slot_names(path: Path) -> list[str]:
+    """The kernels an export names: its kernel handle slots, in symbol order (`kernels_kernel_<name>`
+    since 4.4, `kernel_<name>` data symbols in 4.3)."""
+    from ..objfile import load_object
+    names = [s.name.removeprefix("kernels_") for s in load_object(path).symbols
+             if s.name.startswith("kernels_kernel_") or (s.name.startswith("kernel_") and s.defined and s.type != _STT_FUNC)]
+    return list(dict.fromkeys(names))
+
+
+_STT_FUNC = 2
+
+
+def export_target(path: Path, sweep: bool) -> Target:
+    header_path = path.with_suffix(".h")
+    if not header_path.exists():
+        raise ProbeError(f"{path}: no header {header_path.name} next to it; the probe loads an export through its own header")
+    try:
+        header = parse_header(header_path)
+    except HeaderError as error:
+        raise ProbeError(str(error)) from None
+    args_path = path.with_name(path.stem + ".args.json")
+    args = json.loads(args_path.read_text()).get("args", {}) if args_path.exists() else {}
+    label = object_label(path)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    source = export_harness(header, header_path.name, label, sha, kernel_slot_names(path), args, sweep)
+    return Target(facts_name(label), label, sha, source, path.resolve(), header_path.parent.resolve())
+
+
+def toy_targets(folder: Path) -> list[Target]:
+    """Harnesses for the toy kernels, built into `folder` (copy them to tests/data/facts/h200/toys/)."""
+    names = cuda_kernel_names(TOY_SOURCE.read_text())
+    targets = []
+    for variant, data in toy_fatbins(folder).items():
+        label = f"{TOYS_LABEL}/sweep_kernels.{variant}.fatbin"
+        sha = hashlib.sha256(data).hexdigest()
+        source = fatbin_harness(data, label, sha, names, sweep=variant in TOY_SWEEP)
+        targets.append(Target(facts_name(label), label, sha, source, None, None))
+        if variant not in TOY_SWEEP:      # does the driver load eagerly what it refuses lazily at lookup?
+            targets.append(Target(facts_name(label) + ".eager", label, sha, "", None, None,
+                                  binary=facts_name(label), env="CUDA_MODULE_LOADING=EAGER"))
+    return targets
+
+
+def probe_command(args) -> int:
+    out = Path(args.out)
+    sweep_patterns = args.sweep or []
+    try:
+        targets = [export_target(Path(p), any(fnmatch.fnmatch(object_label(Path(p)), g) for g in sweep_patterns))
+                   for p in args.objects]
+        if not args.no_toys:
+            targets += toy_targets((out if args.build_only else Path(tempfile.mkdtemp(prefix="emu-probe-"))) / "toys")
+        build_dir = out if args.build_only else Path(tempfile.mkdtemp(prefix="emu-probe-build-"))
+        runner, failed = build(targets, build_dir, jobs=args.jobs)
+    except (BuildError, OSError) as error:
+        raise ProbeError(str(error)) from None
+    for name, error in failed.items():
+        print(f"emu: probe: left out {name}: {error}", file=sys.stderr)
+    targets = [t for t in targets if (t.binary or t.name) not in failed]
+    if args.build_only:
+        print(f"built {len(targets)} harnesses; run them on a GPU machine with: {runner} FACTS_DIR")
+        return EXIT_OK
+    subprocess.run(["sh", str(runner), str(out)], check=False)
+    bad = []
+    for target in targets:
+        try:
+            read_facts(out / f"{target.name}.jsonl")
+        except (FactsError, OSError) as error:
+            bad.append(str(error))
+    for line in bad:
+        print(f"emu: probe: {line}")
+    print(f"wrote {len(targets)} facts files to {out} (log: {out / 'probe.log'})")
+    return EXIT_OK if not bad else EXIT_BAD_INPUT
+
+
+def add_probe_parser(commands) -> None:
+    probe = commands.add_parser("probe", help="measure exports on this machine's NVIDIA GPU (needs nvcc) and write facts")
+    probe.add_argument("objects", nargs="*", metavar="OBJECT", help="exports (.o with their .h beside them)")
+    probe.add_argument("--out", required=True, metavar="DIR", help="facts folder (with --build-only: the build folder)")
+    probe.add_argument("--build-only", action="store_true", help="only build the harnesses and DIR/run.sh")
+    probe.add_argument("--sweep", action="append", metavar="GLOB", help="exports (by path) that also get the launch sweep")
+    probe.add_argument("--no-toys", action="store_true", help="leave out the probe's own toy kernels")
+    probe.add_argument("--jobs", type=int, default=2, help="parallel nvcc builds (default 2)")
