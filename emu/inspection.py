@@ -14,12 +14,12 @@ from pydantic import Field
 
 from stub_models import CATALOGUE
 from stub_models.libc import LIBC_CATALOGUE
-from stub_models.enums import FuncAttribute, enum_label
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
 from .arch import NAMES
 from .entries import ENTRY_NAMES
 from .export import Export, describe_export
+from .cuda.kernel_attributes import attribute_name
 from .cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from .generation import recognise
 from .fatbin import FatbinError, FatbinInfo, parse_fatbin
@@ -136,11 +136,6 @@ def _kernels(export: Export) -> list[KernelMetadata]:
                            attributes=[KernelAttribute(attribute=a, name=attribute_name(a), value=v)
                                        for a, v in export.kernel_info.get(name, {}).items()])
             for name in export.kernels]
-
-
-def attribute_name(attribute: int) -> str | None:
-    label = enum_label(FuncAttribute, attribute)
-    return label.partition(" ")[2] or None
 
 
 def _signature(obj: ObjectFile, prefix: str) -> tuple[ArgSpec | None, str | None]:

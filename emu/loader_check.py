@@ -17,12 +17,12 @@ from typing import Callable, Literal
 from pydantic import Field
 
 from .cuda.config import RuntimeConfig
+from .cuda.kernel_attributes import attribute_name
 from .cuda.profile import load_profile
 from .entries import EntrySpec, loaders_for_devices
 from .generation import without_kernel_info
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
-from .inspection import attribute_name
 from .model import Model
 from .run import run_object
 from .records import CallRecord, EntryRun, ObjectRun

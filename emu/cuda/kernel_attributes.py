@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from stub_models.enums import DeviceAttribute, FuncAttribute
+from stub_models.enums import DeviceAttribute, FuncAttribute, enum_label
 
 from .profile import DeviceProfile
 
@@ -42,6 +42,11 @@ CUBIN_DERIVED = frozenset({A.MAX_THREADS_PER_BLOCK, A.SHARED_SIZE_BYTES, A.CONST
 class KernelAttributes:
     values: dict[int, int]
     unknown: frozenset[int]
+
+
+def attribute_name(attribute: int) -> str | None:
+    """The cudaFuncAttribute's name without its prefix (MAX_DYNAMIC_SHARED_SIZE_BYTES), None for an unknown number."""
+    return enum_label(FuncAttribute, attribute).partition(" ")[2] or None
 
 
 def registers_per_warp(registers: int, profile: DeviceProfile) -> int:
