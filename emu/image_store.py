@@ -80,6 +80,7 @@ def save(image: Image, export: Export) -> None:
     path = _entry_path(image.obj.sha256)
     if path is None:
         return
+    from .cuda.loading import stored_cubins     # read with LIEF, which parsing the object has imported
     obj = image.obj
     record = {
         "format": FORMAT, "sha256": obj.sha256, "arch": obj.arch,
@@ -88,7 +89,7 @@ def save(image: Image, export: Export) -> None:
         "relocation_tables": [[index, _b64(entries)] for index, entries in obj.relocation_tables],
         "segments": [[s.address, _b64(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
-        "got_base": image.got_base, "extras": image.extras,
+        "got_base": image.got_base, "extras": {**image.extras, "cubins": stored_cubins(image)},
         "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
     }
     import tempfile     # only a run that stores pays for importing it

@@ -44,10 +44,6 @@ def load_image(path: str) -> tuple[Image, Export]:
         sites = architecture(obj.arch).cpu.extension_sites(image)
         if sites:
             image.extras["vector_sites"] = sites
-        from .cuda.loading import stored_cubins     # the cubins are read with LIEF, which parsing has imported
-        cubins = stored_cubins(image)
-        if cubins:
-            image.extras["cubins"] = cubins
         cached = (image, describe_export(obj, image))
         image_store.save(*cached)
     _CACHE[key] = cached
