@@ -214,10 +214,3 @@ def profiles_running(binary: LibraryImage | None) -> list[str]:
         return list(PROFILES)
     return [name for name in PROFILES
             if any(runs_on(e, load_profile(name).compute_capability) for e in binary.entries)]
-
-
-def profile_for_object(path: str) -> str:
-    """The first profile that runs the object's GPU binary (h200 when it runs there or none does)."""
-    from ..images import load_image
-    image, _export = load_image(path)
-    return next(iter(profiles_running(library_image(image))), PROFILES[0])

@@ -13,7 +13,7 @@ from conftest import fixture
 from h200_measured import read_facts
 
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.loading import profile_for_object
+from emu.cuda.object_profile import profile_for_object
 from emu.entries import EntrySpec
 from emu.run import run_object
 

@@ -22,7 +22,7 @@ import pytest
 
 from emu.loader_check import check_object, kernel_handles
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.loading import profile_for_object
+from emu.cuda.object_profile import profile_for_object
 from emu.cuda.profile import load_profile
 from emu.entries import EntrySpec
 from emu.images import load_image

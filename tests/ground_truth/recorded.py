@@ -82,7 +82,7 @@ def _as_recorded(call, library: int | None, kernels: dict[int, str]) -> dict:
 def emu_lines(path: Path) -> list[dict]:
     """emu's run of the recorder's sequence, in the recorder's format (entry, calls, return)."""
     from emu.cuda.config import RuntimeConfig
-    from emu.cuda.loading import profile_for_object
+    from emu.cuda.object_profile import profile_for_object
     from emu.entries import EntrySpec
     from emu.run import run_object
     # the recorder's stubs answer as a device that runs the cubin (an sm_100a export on a B200 profile)

@@ -22,7 +22,7 @@ from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.aarch64.cpu import CPACR_FPEN
 from emu.entries import EntrySpec
 from emu.cuda.config import RuntimeConfig
-from emu.cuda.loading import profile_for_object
+from emu.cuda.object_profile import profile_for_object
 from emu.run import run_object
 from stub_models import CATALOGUE
 

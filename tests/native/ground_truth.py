@@ -355,7 +355,7 @@ def run_native(exe: Path, tools: Toolchain, errors=()) -> list[dict]:
 # -- emu's side, in the same shape ------------------------------------------------------------------
 def run_emu(fixture: Fixture, errors=()):
     from emu.run import run_object
-    from emu.cuda.loading import profile_for_object
+    from emu.cuda.object_profile import profile_for_object
     profile = profile_for_object(str(fixture.obj))    # the harness's stubs answer as a device that runs the cubin
     return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names), errors, profile),
                       entries=entry_specs(fixture.has_mlir_cuda_load))

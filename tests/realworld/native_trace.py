@@ -30,7 +30,7 @@ def recorder_config(path: str):
     """The runtime stubs.c presents: 2 devices, optin smem 232448, static smem 0, its handles, on a
     profile whose device runs the object's cubin (the stubs load anything; an H200 refuses sm_100a)."""
     from emu.cuda.config import RuntimeConfig
-    from emu.cuda.loading import profile_for_object
+    from emu.cuda.object_profile import profile_for_object
     return RuntimeConfig(profile=profile_for_object(path), device_count=2, current_device=0, library_handle=LIBRARY_HANDLE,
                          first_kernel_handle=FIRST_KERNEL, device_attributes={97: OPTIN_SMEM},
                          kernel_attributes={"*": {1: 0}})

@@ -1,0 +1,16 @@
+"""Which device profile runs an object file: the loaded image's fatbin decides.
+
+Apart from emu.cuda.loading because it loads the object's image: the image store keeps
+what loading reads from the cubins, so loading must not import the image loader back.
+"""
+from __future__ import annotations
+
+from ..images import load_image
+from .loading import library_image, profiles_running
+from .profile import PROFILES
+
+
+def profile_for_object(path: str) -> str:
+    """The first profile that runs the object's GPU binary (h200 when it runs there or none does)."""
+    image, _export = load_image(path)
+    return next(iter(profiles_running(library_image(image))), PROFILES[0])
