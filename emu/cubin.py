@@ -33,6 +33,11 @@ class CubinError(ValueError):
     """The cubin cannot be read."""
 
 
+# nvcc writes a kernel's named-barrier count into its .text section's sh_flags, bits 20-26
+# (hopper_fmha and fa4_forward_sm90 hold 16 there, the GEMMs 2, kernels without bar.sync 0).
+TEXT_BARRIER_SHIFT, TEXT_BARRIER_MASK = 20, 0x7F
+
+
 class CubinKernel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -57,6 +62,8 @@ class CubinKernel(BaseModel):
     explicit_caching: bool = Field(description="EIATTR_EXPLICIT_CACHING present (compiled with an explicit cache mode)")
     cuda_api_version: int | None = Field(description="EIATTR_CUDA_API_VERSION as stored")
     attributes: list[str] = Field(description="every EIATTR number in .nv.info.<kernel>, as hex, in order")
+    barriers: int = Field(default=0, description="named barriers the kernel uses (bits 20-26 of its .text section's "
+                          "sh_flags, where nvcc records them)")
 
 
 class CubinInfo(BaseModel):
@@ -79,10 +86,10 @@ def _virtual_version(image: bytes) -> int | None:
 
 _SYMBOL = struct.Struct("<IBBHQQ")     # Elf64_Sym: name, info, other, shndx, value, size
 class _Section:
-    __slots__ = ("name", "size", "information", "content")
+    __slots__ = ("name", "size", "information", "flags", "content")
 
-    def __init__(self, name: str, size: int, information: int, content: bytes):
-        self.name, self.size, self.information, self.content = name, size, information, content
+    def __init__(self, name: str, size: int, information: int, flags: int, content: bytes):
+        self.name, self.size, self.information, self.flags, self.content = name, size, information, flags, content
 
 
 def _symbol_names(symtab: _Section | None, strtab: _Section | None) -> list[tuple[str, int]]:
@@ -116,8 +123,8 @@ def parse_cubin(image: bytes) -> CubinInfo:
         if not nobits and start + size > len(image):
             raise CubinError(f"section {section.name!r} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")
         name = section.name if isinstance(section.name, str) else bytes(section.name).decode("utf-8", "replace")
-        sections[name] = _Section(name, size, section.information,
-                                          b"" if nobits else image[start:start + size])
+        sections[name] = _Section(name, size, section.information, int(section.flags),
+                                  b"" if nobits else image[start:start + size])
     symbols = _symbol_names(sections.get(".symtab"), sections.get(".strtab"))
     index_by_name = {name: i for i, (name, _shndx) in enumerate(symbols)}
     reserved = any(name.startswith(RESERVED_SMEM_PREFIX) for name, _shndx in symbols)
@@ -179,4 +186,5 @@ def _kernel(name: str, text, sections: dict, global_attrs: dict[int, int], reser
         max_cluster_rank=u32s(rank)[-1] if isinstance(rank, bytes) and len(rank) >= 4 else rank,
         explicit_caching=EIATTR.EXPLICIT_CACHING in local,
         cuda_api_version=u32s(local[EIATTR.CUDA_API_VERSION])[0] if isinstance(local.get(EIATTR.CUDA_API_VERSION), bytes) else None,
-        attributes=[f"{attribute:#04x}" for _fmt, attribute, _value in records])
+        attributes=[f"{attribute:#04x}" for _fmt, attribute, _value in records],
+        barriers=(text.flags >> TEXT_BARRIER_SHIFT) & TEXT_BARRIER_MASK)

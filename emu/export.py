@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING
 
 from .entries import KINDS
 from .errors import ObjectFormatError
-from .generation import FORMATS, METADATA_SYMBOLS
+from .generation import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS, metadata_symbols
 from .objfile import SHN_UNDEF, STT_FUNC, ObjectFile
 
 if TYPE_CHECKING:
     from .layout import Image
 
-KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
-KERNEL_SLOT_43 = "kernel_"        # 4.3 exports name the slot after the kernel itself
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
 _KERNEL_SLOTS_43 = re.compile("\0(kernel_[^\0]*)")
 _NAME = itemgetter(1)
@@ -100,12 +98,6 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
                   version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt)
-
-
-def metadata_symbols(obj: ObjectFile, prefix: str) -> list[str]:
-    """The metadata symbols (`<prefix>_version`, `_kernel_info`, `_args_spec`) the object defines."""
-    return [name for name in (f"{prefix}_{suffix}" for suffix in METADATA_SYMBOLS)
-            if (symbol := obj.symbol(name)) is not None and symbol.defined]
 
 
 def _integer(value) -> int:

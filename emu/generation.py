@@ -66,9 +66,18 @@ class Generation:
         return f"exported by {self.releases} ({'; '.join(self.evidence)})"
 
 
+KERNEL_SLOT = "kernels_kernel_"   # the 8-byte slot `kernels_<kernel name>`; kernel names start with "kernel_"
+KERNEL_SLOT_43 = "kernel_"        # 4.3 exports name the slot after the kernel itself
+
+
+def metadata_symbols(obj, prefix: str) -> list[str]:
+    """The metadata symbols (`<prefix>_version`, `_kernel_info`, `_args_spec`) the object defines."""
+    return [name for name in (f"{prefix}_{suffix}" for suffix in METADATA_SYMBOLS)
+            if (symbol := obj.symbol(name)) is not None and symbol.defined]
+
+
 def object_evidence(export, obj) -> list[str]:
     """What in the object decided its format (emu.export.describe_export decides it; this says why)."""
-    from .export import KERNEL_SLOT, metadata_symbols
     prefix, present = export.prefix, metadata_symbols(obj, export.prefix)
     if export.format == "4.3":
         return [f"no {prefix}_version, {prefix}_kernel_info or {prefix}_args_spec", "kernel slots named kernel_*"]

@@ -45,6 +45,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # Tests whose assertion compares emu with something independent of emu, and what that is.  Tests may
 # also carry `@pytest.mark.oracle("...")` themselves; `.ci/oracle_share.py` counts both.
 NATIVE, LD, CPU, H200, NVIDIA = ("native run", "GNU ld", "real CPU", "H200 facts", "NVIDIA cuda-bindings")
+CC, CPYTHON = "C compilers (cc, aarch64-linux-gnu-gcc)", "CPython's own pickles and inspect"
 ORACLES = {
     "tests/ground_truth/test_native_traces.py::test_x86_64_matches_native": NATIVE,
     "tests/ground_truth/test_native_traces.py::test_host_native_avx_matches_native": NATIVE,
@@ -69,6 +70,19 @@ ORACLES = {
     "tests/cuda/test_stub_models.py::test_errors_match_cuda_bindings": NVIDIA,
     "tests/cuda/test_stub_models.py::test_small_enums_match_cuda_bindings": NVIDIA,
     "tests/cuda/test_stub_models.py::test_tensor_map_enums_match_cuda_bindings": NVIDIA,
+    # added after the round's merges: the real-world corpus, old releases, AVX, headers, libc, the H200 facts
+    "tests/realworld/test_realworld_traces.py::test_loaders_match_native": NATIVE,
+    "tests/realworld/test_realworld_traces.py::test_launch_matches_native_with_header": NATIVE,
+    "tests/realworld/test_realworld_traces.py::test_launch_matches_native_without_header": NATIVE,
+    "tests/realworld/test_corpus_fixtures.py::test_native_trace_reproduces": NATIVE,
+    "tests/machine/test_avx_export_x86_64.py::test_launch_grid_equals_the_native_run": NATIVE,
+    "tests/export/test_libc.py::test_output_equals_glibc": NATIVE,
+    "tests/export/test_header.py::test_layouts_equal_the_c_compilers": CC,
+    "tests/export/test_args_spec_interpreters.py::test_every_protocol_of_every_form_decodes_like_inspect_says": CPYTHON,
+    "tests/cuda/test_model_against_h200_facts.py::test_the_model_reproduces_every_measured_field": H200,
+    "tests/cuda/test_h200_measured.py::test_every_attribute_after_load_equals_the_h200": H200,
+    "tests/cuda/test_h200_measured.py::test_every_occupancy_answer_equals_the_h200": H200,
+    "tests/cuda/test_h200_measured.py::test_every_launch_verdict_equals_the_h200_but_the_named_gaps": H200,
 }
 
 

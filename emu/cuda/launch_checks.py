@@ -50,6 +50,7 @@ class LaunchLimits:
     max_cluster_size: int | None = None                   # .maxclusterrank: the most blocks in a cluster
     max_block_threads: int | None = None                  # .maxntid: the most threads in a block
     fixed_cluster: bool = False                           # .reqnctapercluster: the cluster shape is compiled in
+    barriers: int = 0                                     # named barriers each block uses (occupancy)
 
 
 NO_LIMITS = LaunchLimits()
@@ -62,7 +63,8 @@ def launch_limits(cubin) -> LaunchLimits:
     if cubin is None:
         return NO_LIMITS
     bound = prod(cubin.max_threads) if cubin.max_threads else None
-    return LaunchLimits(cubin.required_threads, cubin.max_cluster_rank, bound, cubin.cluster_dims is not None)
+    return LaunchLimits(cubin.required_threads, cubin.max_cluster_rank, bound, cubin.cluster_dims is not None,
+                        cubin.barriers)
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,8 @@ def _cluster(request, kernel, profile, device, limits) -> CudaError:
 def _cooperative(request, kernel, profile, device, limits) -> CudaError:
     if not request.attrs.get(L.COOPERATIVE):
         return E.SUCCESS
-    per_sm = max_active_blocks(kernel, prod(request.block), request.dynamic_smem, profile, device)
+    per_sm = max_active_blocks(kernel, prod(request.block), request.dynamic_smem, profile, device,
+                               barriers=limits.barriers)
     if L.CLUSTER_DIMENSION in request.attrs or limits.fixed_cluster:
         per_sm = min(per_sm, CLUSTER_BLOCKS_PER_SM)
     resident = per_sm * device[D.MULTIPROCESSOR_COUNT]

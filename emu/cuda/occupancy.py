@@ -1,6 +1,6 @@
 """`cudaOccupancyMaxActiveBlocksPerMultiprocessor` as the driver computes it.
 
-Resident blocks per SM are the least of four limits (CUDA Occupancy Calculator; CUDA C++
+Resident blocks per SM are the least of five limits (CUDA Occupancy Calculator; CUDA C++
 Programming Guide, "Technical Specifications per Compute Capability"):
 - warps: MAX_THREADS_PER_MULTIPROCESSOR / 32 over the block's warps;
 - blocks: MAX_BLOCKS_PER_MULTIPROCESSOR;
@@ -10,6 +10,8 @@ Programming Guide, "Technical Specifications per Compute Capability"):
   rounded up to the allocation unit, out of the SM's shared memory configuration: the full
   MAX_SHARED_MEMORY_PER_MULTIPROCESSOR without a carveout preference, else the carveout's share
   of it rounded up to the next configuration the SM offers (and never below one block's need).
+- named barriers: the SM's `barriers_per_multiprocessor` over the barriers each block uses (the
+  cubin's count): measured on the H200, where 16-barrier kernels stop at 4 blocks.
 `.maxntid` does not enter (the H200 answers 5 blocks of 384 threads for a kernel bounded to 256);
 a block too large for the registers gets 0. Checked against every answer of
 tests/data/cubin/measured_h200.jsonl and FIELD_NOTES section 7.
@@ -45,7 +47,7 @@ def shared_capacity(per_block: int, carveout: int, profile: DeviceProfile, devic
 
 
 def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int, profile: DeviceProfile,
-                      device: dict[int, int], carveout: int | None = None) -> int:
+                      device: dict[int, int], carveout: int | None = None, barriers: int = 0) -> int:
     if dynamic_smem > kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]:
         return 0                                   # the H200 answers 0 blocks (tests/data/facts/h200 toys)
     warps = -(-block_size // WARP)
@@ -59,4 +61,7 @@ def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int
     per_block = shared_per_block(kernel, dynamic_smem, profile, device)
     chosen = kernel[A.PREFERRED_SHARED_MEMORY_CARVEOUT] if carveout is None else carveout
     by_shared = shared_capacity(per_block, chosen, profile, device) // per_block if per_block else by_blocks
-    return max(0, min(by_warps, by_blocks, by_registers, by_shared))
+    by_barriers = by_blocks
+    if barriers and profile.barriers_per_multiprocessor:
+        by_barriers = profile.barriers_per_multiprocessor // barriers
+    return max(0, min(by_warps, by_blocks, by_registers, by_shared, by_barriers))

@@ -37,6 +37,8 @@ class DeviceProfile(BaseModel):
     shared_allocation_unit: int = Field(description="shared memory is given to a block in multiples of this")
     shared_carveout_kib: list[int] = Field(description="the shared memory capacities an SM can be configured to (KiB)")
     portable_cluster_size: int = Field(description="largest cluster launchable without NON_PORTABLE_CLUSTER_SIZE_ALLOWED")
+    barriers_per_multiprocessor: int | None = Field(default=None, description="named barriers an SM holds for its "
+                                                    "resident blocks (occupancy); null where not measured, and then not modelled")
     max_cluster_size: int = Field(description="largest cluster with NON_PORTABLE_CLUSTER_SIZE_ALLOWED (0: no clusters)")
 
     @property

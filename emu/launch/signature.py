@@ -152,7 +152,7 @@ def is_optional(param) -> bool:
     return param.default == "None" or "type(None)" in annotation or "NoneType" in annotation or "Optional" in annotation
 
 
-def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -> set[str]:
+def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, path: str | None = None) -> set[str]:
     """Parameters the wrapper leaves out: those compiled with None.
 
     The header generator drops an argument whose compile-time value was None.  Without the
@@ -177,13 +177,13 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict) -
     if tokens == len(optional):
         return set(optional)
     raise LaunchSignatureError(
-        f"without the header emu cannot tell which of the optional parameters {', '.join(candidates)} the export was "
-        f"compiled without ({tokens} of them); put the header beside the object")
+        f"without the header emu cannot tell which of the optional parameters {', '.join(optional)} the export was "
+        f"compiled without ({tokens} of them); put the header beside the object", path=path)
 
 
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
-    omitted = omitted_optionals(spec, launch_function, given) | {name for name, value in given.items() if value is None}
+    omitted = omitted_optionals(spec, launch_function, given, path) | {name for name, value in given.items() if value is None}
     static = _static_tensors(spec, omitted, launch_function)
     params, slots = [], []
     for p in spec.parameters:

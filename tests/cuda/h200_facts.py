@@ -76,8 +76,9 @@ def model_answer(fact: dict):
         return int(CudaError.INVALID_RESOURCE_HANDLE if fact["kind"] == "setter" else CudaError.INVALID_DEVICE_FUNCTION)
     if fact["kind"] == "occupancy":
         carveout = fact["carveout"]
+        barriers = limits.get(fact["kernel"], limits.get("*", NO_LIMITS)).barriers
         return (0, max_active_blocks(attributes, fact["block_size"], fact["dynamic_smem"], H200, H200.device_attributes,
-                                     carveout))
+                                     carveout, barriers=barriers))
     if fact["kind"] == "setter":
         runtime = CudaRuntime(RuntimeConfig(), [])
         if not runtime.valid_device(fact["device"]):

@@ -12,10 +12,6 @@ FACTS = fact_files(Path(__file__).parent.parent / "data" / "facts" / "h200")
 # Fields the model does not reproduce, by file, each with its reason; the count must stay exact, so a
 # change that explains (or breaks) one of them shows here.
 KNOWN_GAPS = {
-    # occupancy of these 168-register warp-specialised kernels stops at 4 blocks for 1-3 warp blocks
-    # (quack_gemm_sm90, also 168 registers, reaches 12): the limit is not in the cubin facts emu reads
-    "realworld.x86_64.fa4_forward_sm90.jsonl.gz": 30,
-    "realworld.x86_64.hopper_fmha.jsonl.gz": 30,
     # PTX JIT-compiled by the driver: registers and memory sizes exist only after compilation, so the
     # model answers with the profile's defaults and marks those attributes unknown
     "toys.sweep_kernels.compute_90.fatbin.jsonl.gz": 1662,

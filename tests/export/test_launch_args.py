@@ -238,3 +238,16 @@ def test_a_fake_tensor_with_no_dynamic_mode_needs_no_arguments_without_the_heade
     without, configs_alone = launch(alone(str(seed), tmp_path))
     assert without.fault is None and configs_alone == configs
     assert without.launch["layouts"] == with_header.launch["layouts"] == {"x": "{void *data}"}
+
+
+def test_optional_parameters_that_cannot_be_told_apart_without_the_header_are_named(tmp_path, cli):
+    """quack's RMSNorm has six optional parameters, three compiled as None, and a launch-function name
+    cut short: without the header or arguments the launch is refused naming them (it was a NameError)."""
+    from conftest import ROOT
+    alone = tmp_path / "quack_rmsnorm.o"
+    alone.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/quack_rmsnorm.o").read_bytes())
+    result = cli("trace", str(alone))
+    assert result.code == 2, result.err
+    assert result.err.startswith(f"emu: error: {alone}: entry launch was not run: without the header emu cannot tell "
+                                 "which of the optional parameters mW, mB, mRes, mResO, mRstd, mMean"), result.err
+    assert "the 3 entries before it ran and are traced" in result.err

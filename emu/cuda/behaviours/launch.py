@@ -48,5 +48,6 @@ def occupancy_max_active_blocks(rt: CudaRuntime, call) -> Result:
     if call.blockSize < 1:
         return E.INVALID_VALUE, {}
     attributes = kernel.attributes[rt.current_device]
-    blocks = max_active_blocks(attributes, call.blockSize, call.dynamicSMemSize, rt.profile, rt.device_attributes)
+    blocks = max_active_blocks(attributes, call.blockSize, call.dynamicSMemSize, rt.profile, rt.device_attributes,
+                               barriers=kernel.limits.barriers)
     return E.SUCCESS, {"numBlocks": blocks}

@@ -27,6 +27,9 @@ RULES_SM90 = {
     "register_allocation_unit": 256, "sub_partitions": 4, "shared_allocation_unit": 128,
     "shared_carveout_kib": [0, 8, 16, 32, 64, 100, 132, 164, 196, 228],
     "portable_cluster_size": 8, "max_cluster_size": 16,
+    # measured, not published: 16-barrier kernels (hopper_fmha, fa4_forward_sm90) reach 4 blocks per SM on
+    # the H200 where the same registers allow 12 (tests/data/facts/h200/realworld.x86_64.*.jsonl.gz)
+    "barriers_per_multiprocessor": 64,
 }
 SETTABLE_DEFAULTS = (9, 10, 15)
 FALLBACK_READ_ONLY = (0, 1, 4)
