@@ -33,8 +33,9 @@ class CubinError(ValueError):
     """The cubin cannot be read."""
 
 
-# nvcc writes a kernel's named-barrier count into its .text section's sh_flags, bits 20-26
-# (hopper_fmha and fa4_forward_sm90 hold 16 there, the GEMMs 2, kernels without bar.sync 0).
+# A kernel's named-barrier count: ABI 8 cubins (nvcc 13) write EIATTR_NUM_BARRIERS; the DSL's ABI 7
+# sm_90a cubins write it into the .text section's sh_flags, bits 20-26 (hopper_fmha and fa4_forward_sm90
+# hold 16 there, the GEMMs 2). tests/data/cubin/barriers/ has one of each kind.
 TEXT_BARRIER_SHIFT, TEXT_BARRIER_MASK = 20, 0x7F
 
 
@@ -62,8 +63,8 @@ class CubinKernel(BaseModel):
     explicit_caching: bool = Field(description="EIATTR_EXPLICIT_CACHING present (compiled with an explicit cache mode)")
     cuda_api_version: int | None = Field(description="EIATTR_CUDA_API_VERSION as stored")
     attributes: list[str] = Field(description="every EIATTR number in .nv.info.<kernel>, as hex, in order")
-    barriers: int = Field(default=0, description="named barriers the kernel uses (bits 20-26 of its .text section's "
-                          "sh_flags, where nvcc records them)")
+    barriers: int = Field(default=0, description="named barriers the kernel uses (EIATTR_NUM_BARRIERS, else bits "
+                          "20-26 of its .text section's sh_flags)")
 
 
 class CubinInfo(BaseModel):
@@ -187,4 +188,11 @@ def _kernel(name: str, text, sections: dict, global_attrs: dict[int, int], reser
         explicit_caching=EIATTR.EXPLICIT_CACHING in local,
         cuda_api_version=u32s(local[EIATTR.CUDA_API_VERSION])[0] if isinstance(local.get(EIATTR.CUDA_API_VERSION), bytes) else None,
         attributes=[f"{attribute:#04x}" for _fmt, attribute, _value in records],
-        barriers=(text.flags >> TEXT_BARRIER_SHIFT) & TEXT_BARRIER_MASK)
+        barriers=_barriers(local, text))
+
+
+def _barriers(local: dict, text) -> int:
+    count = local.get(EIATTR.NUM_BARRIERS)
+    if isinstance(count, int):
+        return count
+    return (text.flags >> TEXT_BARRIER_SHIFT) & TEXT_BARRIER_MASK
