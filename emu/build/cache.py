@@ -18,6 +18,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 from ..errors import BuildError, DslNotInstalled
 from .spec import BuildSpec
@@ -76,15 +77,26 @@ def build_object(spec: BuildSpec, base_dir: str, *, where: str | None = None) ->
     except OSError as error:
         raise BuildError(f"cannot read the kernel module {spec.module} ({error.strerror or error}; looked for {module_path})", path=where) from None
     entry = cache_dir() / cache_key(spec, source, version)
-    obj = entry / f"{spec.export_prefix()}.o"
+    key = {"spec": spec.model_dump(mode="json"), "module": spec.module, "nvidia-cutlass-dsl": version}
+    return str(build_once(entry, f"{spec.export_prefix()}.o", key,
+                          lambda staging: _run_worker(spec, module_path, staging, version, where)))
+
+
+def build_once(entry: Path, product: str, key: dict, build: Callable[[Path], None]) -> Path:
+    """`entry/product`, made by `build(staging folder)` only when the entry does not exist yet.
+
+    The build writes into a private staging folder beside the entry, which is renamed into place in
+    one step (with `key.json` saying what it was built from); a process that loses the race to another
+    discards its copy and uses the winner's. The tests' DSL fixture cache uses it too.
+    """
+    obj = entry / product
     if obj.is_file():
-        return str(obj)
+        return obj
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=entry.parent))
     try:
-        _run_worker(spec, module_path, staging, version, where)
-        (staging / "key.json").write_text(json.dumps({"spec": spec.model_dump(mode="json"), "module": spec.module,
-                                                      "nvidia-cutlass-dsl": version}, indent=1) + "\n")
+        build(staging)
+        (staging / "key.json").write_text(json.dumps(key, indent=1) + "\n")
         os.chmod(staging, 0o755)          # mkdtemp makes it private
         try:
             os.replace(staging, entry)
@@ -93,7 +105,7 @@ def build_object(spec: BuildSpec, base_dir: str, *, where: str | None = None) ->
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return str(obj)
+    return obj
 
 
 def _run_worker(spec: BuildSpec, module_path: str, out_dir: Path, version: str, where: str | None) -> None:
