@@ -10,14 +10,9 @@ from pydantic import Field
 
 from .arch import NAMES
 from .cuda.runtime import RuntimeSnapshot
-from .hotpath import build_record
 from .model import Model
 
 TRACE_VERSION = 1
-
-
-# The name emu/run.py and tests/cuda use; hotpath.build_record is the one implementation.
-fast_model = build_record
 
 
 class CallRecord(Model):

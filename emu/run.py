@@ -18,7 +18,8 @@ from .generation import FORMATS, UNKNOWN_CONVENTION
 from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
-from .records import CallRecord, EntryRun, ObjectRun, fast_model
+from .hotpath import build_record
+from .records import CallRecord, EntryRun, ObjectRun
 
 
 class ObjectSession:
@@ -69,13 +70,13 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         returned = outcome.returned
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
-        runs.append(fast_model(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
+        runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
                                               fault=outcome.fault,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         return outcome.fault is None
 
     def result() -> ObjectRun:
-        return fast_model(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
+        return build_record(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
                                           entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
 
     for spec in entries:
@@ -159,7 +160,7 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
             return True
         return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
     count = runtime.config.device_count
-    dispatcher.calls.append(fast_model(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
+    dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
                                                         symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
                                                         ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)

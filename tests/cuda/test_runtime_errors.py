@@ -7,7 +7,7 @@ from conftest import fixture
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS, default_behaviour
 from emu.cuda.runtime import CudaRuntime
-from emu.records import fast_model
+from emu.hotpath import build_record
 from stub_models import CATALOGUE
 from stub_models.enums import CudaError
 
@@ -20,7 +20,7 @@ def rt():
 
 
 def get_attribute(rt, kernel: int, attrib: int, dev: int = 0):
-    code, outputs = BEHAVIOURS["_cuKernelGetAttribute"](rt, fast_model(CATALOGUE["_cuKernelGetAttribute"],
+    code, outputs = BEHAVIOURS["_cuKernelGetAttribute"](rt, build_record(CATALOGUE["_cuKernelGetAttribute"],
                                                                          {"pi": 0x100, "attrib": attrib, "kernel": kernel, "dev": dev}))
     return int(code), outputs
 
@@ -63,7 +63,7 @@ def test_an_error_from_the_kernel_attribute_query_stops_the_loader_with_it():
 def test_default_behaviour_succeeds_with_fresh_handles_and_zeros(rt):
     symbol = "_cudaLibraryGetGlobal"                       # out: dptr (a handle) and bytes (a size)
     assert symbol not in BEHAVIOURS
-    call = fast_model(CATALOGUE[symbol], {"dptr": 0x100, "bytes": 0x108, "library": rt.config.library_handle, "name": "g"})
+    call = build_record(CATALOGUE[symbol], {"dptr": 0x100, "bytes": 0x108, "library": rt.config.library_handle, "name": "g"})
     first, second = default_behaviour(rt, call), default_behaviour(rt, call)
     assert first[0] == second[0] == CudaError.SUCCESS
     assert first[1]["bytes"] == second[1]["bytes"] == 0

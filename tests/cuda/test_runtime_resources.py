@@ -6,7 +6,7 @@ import pytest
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS
 from emu.cuda.runtime import CudaRuntime
-from emu.records import fast_model
+from emu.hotpath import build_record
 from stub_models import CATALOGUE
 
 
@@ -16,7 +16,7 @@ def rt():
 
 
 def call(rt, symbol, **args):
-    code, outputs = BEHAVIOURS[symbol](rt, fast_model(CATALOGUE[symbol], args))
+    code, outputs = BEHAVIOURS[symbol](rt, build_record(CATALOGUE[symbol], args))
     return int(code), outputs
 
 

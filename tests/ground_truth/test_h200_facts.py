@@ -19,7 +19,7 @@ from emu.cuda.behaviours import BEHAVIOURS
 from emu.cuda.runtime import CudaRuntime
 from emu.entries import EntrySpec
 from emu.run import run_object
-from emu.records import fast_model
+from emu.hotpath import build_record
 from stub_models import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def _fact(key: str) -> dict:
 
 
 def _call(runtime: CudaRuntime, symbol: str, **args) -> int:
-    return int(BEHAVIOURS[symbol](runtime, fast_model(CATALOGUE[symbol], args))[0])
+    return int(BEHAVIOURS[symbol](runtime, build_record(CATALOGUE[symbol], args))[0])
 
 
 def _held(runtime: CudaRuntime, handle: int, row: dict) -> dict[str, int]:
