@@ -43,10 +43,9 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
 
     config = _model(RuntimeConfig, runtime, "runtime")
     if entries is None:
-        count = config.device_count if "device_count" in config.model_fields_set else load_profile(config.profile).device_count
-        if count != config.device_count:
-            config = config.model_copy(update={"device_count": count})
-        specs = loaders_for_devices(count) + [EntrySpec(name="launch")]
+        if "device_count" not in config.model_fields_set:         # as the CLI: every device of the profile
+            config = config.model_copy(update={"device_count": load_profile(config.profile).device_count})
+        specs = loaders_for_devices(config.device_count) + [EntrySpec(name="launch")]
     else:
         specs = [_model(EntrySpec, entry, "entries") for entry in entries]
     if launch_args is not None:
