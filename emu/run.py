@@ -19,7 +19,7 @@ from .images import load_image
 from .machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
 from .stubs import StubDispatcher
 from .hotpath import build_record
-from .records import CallRecord, EntryRun, ObjectRun
+from .records import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
 
 class ObjectSession:
@@ -76,7 +76,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         return outcome.fault is None
 
     def result() -> ObjectRun:
-        return build_record(ObjectRun, dict(trace_version=1, object=str(path), arch=image.obj.arch, prefix=export.prefix,
+        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch, prefix=export.prefix,
                                           entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
 
     for spec in entries:
