@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cubin_info import EIATTR, NvInfoError, nv_info_records, u32s
 from .fatbin import elf_sm_arch
-from .objfile import _lief_parse
+from .objfile import lief_parse
 
 USER_CONSTANT_BANK = ".nv.constant3"   # __constant__ data; bank 4 (printf's addresses) does not count on the H200
 RESERVED_SMEM_PREFIX = ".nv.reservedSmem."     # symbols that mark the block's reserved window (sm_90 on)
@@ -114,7 +114,7 @@ def parse_cubin(image: bytes) -> CubinInfo:
     shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
     if shoff + shentsize * shnum > len(image):
         raise CubinError(f"the section header table ({shnum} entries at {shoff}) runs past the {len(image)}-byte cubin")
-    elf = _lief_parse(image)   # the object parser's LIEF setup: headers and sections only
+    elf = lief_parse(image)   # the object parser's LIEF setup: headers and sections only
     if elf is None:
         raise CubinError("LIEF cannot parse the cubin's ELF headers")
     sections: dict[str, _Section] = {}

@@ -218,7 +218,7 @@ def _check_header(raw: bytes, path: str) -> int:
 _LIEF_CONFIG = None
 
 
-def _lief_parse(raw: bytes):
+def lief_parse(raw: bytes):
     """LIEF's view of the ELF structure: headers and sections only.
 
     Symbols, relocations and notes are read from the section bytes below, so LIEF is
@@ -246,7 +246,7 @@ def _forget_lief_config() -> None:
 
 
 def _read_sections(raw: bytes, path: str) -> list[Section]:
-    binary = _lief_parse(raw)
+    binary = lief_parse(raw)
     if binary is None:
         raise ObjectFormatError("LIEF could not parse the ELF structure (corrupt headers)", path=path)
     sections: list[Section] = []
