@@ -8,7 +8,6 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
@@ -80,11 +79,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from .report import print_scenario
     from .scenario.load import load_scenarios
+    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
+    from .report import print_scenario           # the emulator and the report: only once every file is valid
     from .scenario.runner import run_scenario
 
-    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
         _print_json({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]})
@@ -148,6 +147,7 @@ def _check(args) -> int:
 
 
 def _schema(args) -> int:
+    import json
     from .schema_export import schemas
     chosen = schemas() if args.which == "all" else {args.which: schemas()[args.which]}
     print(json.dumps(chosen, indent=1, sort_keys=True))

@@ -14,6 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# How far one entry may run before it stops with a fault (emu.machine enforces them; defined
+# here so that a scenario's defaults are read without importing the emulator).
+DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
+DEFAULT_TIMEOUT_S = 5.0
+
 
 @dataclass(frozen=True)
 class EntryKind:

@@ -18,6 +18,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture, CpuExtension
+from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
 from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
@@ -25,8 +26,6 @@ from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SEN
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
-DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
-DEFAULT_TIMEOUT_S = 5.0
 WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
 
 _PACK_U64 = Struct("<Q").pack_into

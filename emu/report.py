@@ -1,8 +1,12 @@
 """Print a scenario result for people: the trace, then each expectation with its diff."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .render import show_run
-from .scenario.runner import ScenarioResult
+
+if TYPE_CHECKING:
+    from .scenario.runner import ScenarioResult
 
 
 def scenario_lines(result: ScenarioResult, quiet: bool = False) -> list[str]:

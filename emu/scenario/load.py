@@ -1,17 +1,20 @@
-"""Read and validate a scenario file; every error names the file, the line and the field."""
+"""Read and validate a scenario file; every error names the file, the line and the field.
+
+The models (and with them pydantic and the CUDA enums) are imported only once the file has
+been read and parsed, so that a missing or malformed file is reported without paying for them.
+"""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-
-from pydantic import ValidationError
-
-from stub_models import CATALOGUE
+from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from .matrix import Variant, substitute, variants
-from .model import CallPattern, Scenario
 from .yaml_source import line_of, load_with_lines
+
+if TYPE_CHECKING:
+    from .model import CallPattern, Scenario
 
 
 @dataclass
@@ -62,6 +65,8 @@ def load_scenario(path: str) -> LoadedScenario:
 
 
 def _validated(path: str, data: dict, lines: dict, variant: Variant) -> LoadedScenario:
+    from pydantic import ValidationError
+    from .model import Scenario
     path_shown = f"{path}[{variant.id}]" if variant.id else path
     try:
         scenario = Scenario.model_validate(data)
@@ -107,6 +112,9 @@ def _check_ranges(scenario: Scenario, lines: dict, path: str) -> None:
 
 def _failing_field(data: dict) -> tuple:
     """The top-level key (and list index) whose value makes validation raise something other than ValidationError."""
+    from pydantic import ValidationError
+    from .model import Scenario
+
     def raises(candidate: dict) -> bool:
         try:
             Scenario.model_validate(candidate)
@@ -159,6 +167,7 @@ def _check_enum(enum_name: str, value, where: tuple, lines: dict, path: str, mem
 
 
 def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
+    from stub_models import CATALOGUE
     model = CATALOGUE.get(pattern.symbol)
     field = ".".join(str(p) for p in where)
     if model is None:

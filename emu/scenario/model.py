@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..build.spec import BuildSpec
 from ..cuda.config import RuntimeConfig
-from ..entries import DEFAULT_ENTRIES, EntrySpec
-from ..machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
+from ..entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntrySpec
 
 
 class Block(BaseModel):
