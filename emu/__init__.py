@@ -7,12 +7,11 @@ The public Python API (see the README): `emu.trace`, `emu.inspect`, `emu.check`,
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .api import check, inspect, run_scenario, run_scenarios, trace
+TYPE_CHECKING = False      # as typing.TYPE_CHECKING (type checkers read it so), without importing typing at start-up
 from .errors import BadInput, BuildError, DslNotInstalled, EmuError, ObjectFormatError, ScenarioError
 
 if TYPE_CHECKING:
+    from .api import check, inspect, run_scenario, run_scenarios, trace
     from .cuda.config import RuntimeConfig
     from .entries import EntrySpec
     from .inspection import InspectResult as Inspection
@@ -25,16 +24,18 @@ __all__ = ["trace", "inspect", "check", "run_scenario", "run_scenarios",
            "ObjectRun", "Inspection", "CheckResult", "ScenarioResult", "RuntimeConfig", "EntrySpec",
            "EmuError", "BadInput", "ObjectFormatError", "ScenarioError", "BuildError", "DslNotInstalled"]
 
-# The result models are imported on first use: pydantic models cost import time that
-# `import emu` alone should not pay.
-_MODELS = {"ObjectRun": ("records", "ObjectRun"), "Inspection": ("inspection", "InspectResult"),
+# The API functions and result models are imported on first use: `import emu` (which every
+# `python -m emu` does first, server or not) should not pay for typing or pydantic.
+_LAZY = {"trace": ("api", "trace"), "inspect": ("api", "inspect"), "check": ("api", "check"),
+           "run_scenario": ("api", "run_scenario"), "run_scenarios": ("api", "run_scenarios"),
+           "ObjectRun": ("records", "ObjectRun"), "Inspection": ("inspection", "InspectResult"),
            "CheckResult": ("loader_check", "CheckResult"), "ScenarioResult": ("scenario.runner", "ScenarioResult"),
            "RuntimeConfig": ("cuda.config", "RuntimeConfig"), "EntrySpec": ("entries", "EntrySpec")}
 
 
 def __getattr__(name: str):
-    if name in _MODELS:
+    if name in _LAZY:
         from importlib import import_module
-        module, attribute = _MODELS[name]
+        module, attribute = _LAZY[name]
         return getattr(import_module(f"{__name__}.{module}"), attribute)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
     check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+    serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
+    serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
+    serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     argv = sys.argv[1:] if argv is None else argv
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "probe":
             from .probe.command import probe_command
             return probe_command(args)
@@ -144,6 +149,15 @@ def _check(args) -> int:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_check(result, directories)))
     return result.exit_code
+
+
+def _serve(args) -> int:
+    from .server import serve
+    if args.stop:
+        return serve.stop()
+    if args.status:
+        return serve.status()
+    return serve.serve()
 
 
 def _schema(args) -> int:

@@ -1,0 +1,235 @@
+"""The server behind `python -m emu serve`: preload, listen, fork one child per command.
+
+Foreground and single-threaded (so that forking is safe): one loop waits on the listening
+socket and on a wake-up pipe that SIGCHLD writes to.  Each run request from a peer of this
+uid whose compatibility key matches gets a forked child (emu.server.child); the server tells
+the client the child's pid, then its exit status once it has reaped it.  `--stop` (or SIGTERM,
+or Ctrl-C) stops accepting at once and exits when the running children have finished.
+"""
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+from ..errors import BadInput
+from .address import LOCK_NAME, UnsafeFolder, compatibility_key, make_private, server_dir, socket_path
+from .protocol import ProtocolError, receive, send
+from .warm import preload
+
+REQUEST_TIMEOUT_S = 5.0
+
+
+def serve(folder: str | None = None) -> int:
+    folder = folder or server_dir()
+    try:
+        make_private(folder)
+    except (OSError, UnsafeFolder) as error:
+        raise BadInput(f"cannot use the server folder: {error}", path=folder) from None
+    lock = open(os.path.join(folder, LOCK_NAME), "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise BadInput("an emu server is already running for this user (`python -m emu serve --status`)", path=folder) from None
+    started = time.perf_counter()
+    preload()
+    gc.collect()
+    gc.freeze()          # children's collections skip the preloaded objects (and leave their pages shared)
+    server = Server(socket_path(folder), compatibility_key())
+    print(f"emu server: pid {os.getpid()}, ready in {time.perf_counter() - started:.1f} s, listening on {server.path}; "
+          "`python -m emu serve --stop` stops it", flush=True)
+    try:
+        server.loop()
+    finally:
+        server.close()
+        lock.close()
+        gc.unfreeze()    # let interpreter shutdown free them as usual
+    print(f"emu server: stopped after serving {server.served} command(s)", flush=True)
+    return 0
+
+
+class Server:
+    def __init__(self, path: str, key: str):
+        self.path, self.key, self.served = path, key, 0
+        self.running: dict[int, socket.socket] = {}       # child pid -> its client's connection
+        if os.path.exists(path):
+            os.unlink(path)                                # stale: whoever made it no longer holds the lock
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        os.chmod(path, 0o600)
+        self.listener.listen(64)
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_read, False)
+        os.set_blocking(self.wake_write, False)
+        signal.set_wakeup_fd(self.wake_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        self.stopping = False
+
+    def loop(self) -> None:
+        while not self.stopping or self.running:
+            try:
+                waiting = [self.wake_read] + ([] if self.stopping else [self.listener])
+                readable, _, _ = select.select(waiting, [], [], 1.0)
+            except KeyboardInterrupt:
+                self.stop()
+                continue
+            if self.wake_read in readable:
+                while True:
+                    try:
+                        if not os.read(self.wake_read, 512):
+                            break
+                    except BlockingIOError:
+                        break
+            self.reap()
+            if not self.stopping and self.listener in readable:
+                self.accept()
+
+    def accept(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        fds: list[int] = []
+        try:
+            connection.settimeout(REQUEST_TIMEOUT_S)
+            if peer_uid(connection) != os.getuid():
+                connection.close()
+                return
+            message, fds = receive(connection, with_fds=True)
+            op = message.get("op")
+            if op == "run" and len(fds) == 3:
+                self.fork(connection, message, fds)
+                return
+            if op == "status":
+                send(connection, {"pid": os.getpid(), "key": self.key, "socket": self.path, "served": self.served,
+                                  "running": len(self.running)})
+            elif op == "stop":
+                send(connection, {"stopping": os.getpid(), "running": len(self.running)})
+                self.stop()
+            elif op == "run":
+                send(connection, {"refused": "a run request carries stdin, stdout and stderr"})
+        except (OSError, ProtocolError, ValueError, KeyError, TypeError):
+            pass
+        for fd in fds:
+            os.close(fd)
+        connection.close()
+
+    def fork(self, connection: socket.socket, message: dict, fds: list[int]) -> None:
+        if message.get("key") != self.key:
+            send(connection, {"refused": "this server runs other emu sources or another Python"})
+            raise ProtocolError("refused")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            status = 4
+            try:
+                from .child import run_request
+                inherited = [self.listener.fileno(), self.wake_read, self.wake_write, connection.fileno()]
+                inherited += [other.fileno() for other in self.running.values()]
+                signal.set_wakeup_fd(-1)
+                status = run_request(message, fds, inherited)
+            finally:
+                os._exit(status & 0xFF)
+        for fd in fds:
+            os.close(fd)
+        self.served += 1
+        self.running[pid] = connection
+        try:
+            send(connection, {"pid": pid})
+        except OSError:
+            pass
+
+    def reap(self) -> None:
+        while self.running:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            connection = self.running.pop(pid, None)
+            if connection is None:
+                continue
+            result = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.WEXITSTATUS(status)}
+            try:
+                send(connection, result)
+            except OSError:
+                pass
+            connection.close()
+
+    def stop(self) -> None:
+        """Stop accepting (new clients run in their own process); the loop ends once children finish."""
+        if not self.stopping:
+            self.stopping = True
+            self.unlink()
+
+    def unlink(self) -> None:
+        try:
+            os.unlink(self.path)          # ours: no other server can bind it while this one holds the lock
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.unlink()
+        self.listener.close()
+        signal.set_wakeup_fd(-1)
+        os.close(self.wake_read)
+        os.close(self.wake_write)
+
+
+def peer_uid(connection: socket.socket) -> int:
+    """The uid of the process at the other end (Linux SO_PEERCRED, macOS LOCAL_PEERCRED)."""
+    if hasattr(socket, "SO_PEERCRED"):
+        _, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        return uid
+    sol_local, local_peercred = 0, 1                      # <sys/un.h>: SOL_LOCAL, LOCAL_PEERCRED (struct xucred)
+    _, uid = struct.unpack("Ii", connection.getsockopt(sol_local, local_peercred, 76)[:8])
+    return uid
+
+
+def status(folder: str | None = None) -> int:
+    """`serve --status`: 0 when a server is running that this emu would use, else 1."""
+    reply = _ask(folder, {"op": "status"})
+    if reply is None:
+        print(f"emu server: not running (no live socket at {socket_path(folder or server_dir())})")
+        return 1
+    usable = reply.get("key") == compatibility_key()
+    print(f"emu server: running, pid {reply.get('pid')}, socket {reply.get('socket')}, {reply.get('served')} command(s) served; "
+          + ("it serves this emu" if usable else "it does NOT serve this emu (started from other sources, another Python or "
+             "another environment): restart it"))
+    return 0 if usable else 1
+
+
+def stop(folder: str | None = None) -> int:
+    """`serve --stop`: ask the server to stop; it exits once its running commands have finished."""
+    reply = _ask(folder, {"op": "stop"})
+    if reply is None:
+        print(f"emu server: not running (no live socket at {socket_path(folder or server_dir())})")
+        return 1
+    print(f"emu server: pid {reply.get('stopping')} is stopping ({reply.get('running')} command(s) still running)")
+    return 0
+
+
+def _ask(folder: str | None, message: dict) -> dict | None:
+    from .client import connect
+    connection = connect(folder)
+    if connection is None:
+        return None
+    try:
+        connection.settimeout(REQUEST_TIMEOUT_S)
+        send(connection, message)
+        reply, _ = receive(connection)
+    except (OSError, ProtocolError):
+        return None
+    finally:
+        connection.close()
+    return reply
