@@ -10,8 +10,10 @@ Prints times and ratios (medians; this is a noisy 2-core machine) for:
   2. whole-process `python -m emu run` of a one-object scenario (cuda_init, cuda_load,
      cuda_load_to_device, launch; image store warm) against `cc -O0 recorder.c object.o
      && ./a.out` on the same object (tests/fixtures/recorder.py's harness), and against
-     the floors `python -c pass` and `python -c "import unicorn, pydantic..."`;
-  3. `python -m emu check DIR`: the cost of each object past the first, as a process;
+     the floors `python -c pass` and `python -c "import unicorn, pydantic..."`: cold
+     (EMU_NO_SERVER=1) and served by a `python -m emu serve` this script starts;
+  3. `python -m emu check DIR`: the cost of each object past the first, as a process,
+     cold and served;
   4. 1,000 object runs in one process: total time, resident memory growth, and what
      their `--json` output costs;
   5. an export with 64 kernels against one with 1;
@@ -100,8 +102,8 @@ def process_env() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed_processes(commands: dict[str, tuple[list[str], str]], repeat: int) -> dict[str, float]:
-    """The median wall time of each command (argv, working folder), run in turn `repeat` times,
+def timed_processes(commands: dict[str, tuple], repeat: int) -> dict[str, float]:
+    """The median wall time of each command (argv, working folder[, environment]), run in turn `repeat` times,
     and as `<key>_cpu` the median CPU time (user + system) of the command and its children.
 
     The commands alternate, so that a drift in this machine's speed over the minutes
@@ -109,18 +111,18 @@ def timed_processes(commands: dict[str, tuple[list[str], str]], repeat: int) -> 
     time a process waits for a core, which a machine shared with other work adds to
     wall time.  Each runs once first (warm-up).
     """
-    def once(argv: list[str], cwd: str) -> tuple[float, float]:
+    def once(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, float]:
         before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=process_env())
+        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env or process_env())
         wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
         return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
-    for argv, cwd in commands.values():
-        once(argv, cwd)
+    for command in commands.values():
+        once(*command)
     times: dict[str, list[float]] = {}
     for _ in range(repeat):
-        for key, (argv, cwd) in commands.items():
-            wall, cpu = once(argv, cwd)
+        for key, command in commands.items():
+            wall, cpu = once(*command)
             times.setdefault(key, []).append(wall)
             times.setdefault(f"{key}_cpu", []).append(cpu)
     return {key: statistics.median(values) for key, values in times.items()}
@@ -132,16 +134,46 @@ entries: [cuda_init, cuda_load, cuda_load_to_device, launch]
 """
 
 
-def whole_process(repeat: int, folder: str) -> dict:
-    """`python -m emu run` of a one-object scenario against cc + link + run of the C recorder on that object."""
+def cold_env() -> dict[str, str]:
+    return dict(process_env(), EMU_NO_SERVER="1")
+
+
+class WarmServer:
+    """A `python -m emu serve` in a private folder of its own, for the served figures."""
+
+    def __init__(self, folder: str):
+        self.env = dict(process_env(), EMU_SERVER_DIR=os.path.join(folder, "server"))
+        self.env.pop("EMU_NO_SERVER", None)
+        self.process = subprocess.Popen([sys.executable, "-m", "emu", "serve"], cwd=ROOT, env=self.env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        status = [sys.executable, "-m", "emu", "serve", "--status"]
+        while subprocess.run(status, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, check=False).returncode != 0:
+            if self.process.poll() is not None:
+                raise SystemExit("bench: `python -m emu serve` exited before it answered")
+            time.sleep(0.2)
+
+    def served(self) -> int:
+        """How many commands the server ran: the served figures count only if it ran every one of them."""
+        status = subprocess.run([sys.executable, "-m", "emu", "serve", "--status"], cwd=ROOT, env=self.env,
+                                capture_output=True, text=True, check=False).stdout
+        return int(status.split(" command(s) served")[0].rsplit(" ", 1)[1]) if " command(s) served" in status else -1
+
+    def stop(self) -> None:
+        subprocess.run([sys.executable, "-m", "emu", "serve", "--stop"], cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, check=False)
+        self.process.wait(timeout=120)
+
+
+def whole_process(repeat: int, folder: str, server: WarmServer) -> dict:
+    """`python -m emu run` of a one-object scenario, cold and served, against cc + link + run of the C recorder on that object."""
     scenario = os.path.join(folder, "one_object.yaml")
     with open(scenario, "w") as handle:
         handle.write(ONE_OBJECT_SCENARIO.format(object=json.dumps(ONE_OBJECT)))
     emu_argv = [sys.executable, "-m", "emu", "run", "--quiet", scenario]
-    subprocess.run(emu_argv, cwd=ROOT, stdout=subprocess.DEVNULL, check=False, env=process_env())     # fills the image store
+    subprocess.run(emu_argv, cwd=ROOT, stdout=subprocess.DEVNULL, check=False, env=cold_env())     # fills the image store
     commands = {"interpreter_s": ([sys.executable, "-c", "pass"], ROOT),
                 "import_floor_s": ([sys.executable, "-c", "import unicorn, yaml, pydantic; from pydantic import BaseModel"], ROOT),
-                "emu_run_s": (emu_argv, ROOT)}
+                "emu_run_s": (emu_argv, ROOT, cold_env()),
+                "emu_served_s": (emu_argv, ROOT, server.env)}
     cc = shutil.which("cc")
     if cc:
         sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -156,8 +188,8 @@ def whole_process(repeat: int, folder: str) -> dict:
     return result
 
 
-def check_process(paths: list[str], repeat: int, folder: str) -> dict:
-    """`python -m emu check DIR` of one object and of every fixture: the cost per object past the first."""
+def check_process(paths: list[str], repeat: int, folder: str, server: WarmServer) -> dict:
+    """`python -m emu check DIR` of one object and of every fixture, cold and served: the cost per object past the first."""
     one, many = os.path.join(folder, "check_one"), os.path.join(folder, "check_many")
     os.makedirs(one)
     os.makedirs(many)
@@ -165,9 +197,14 @@ def check_process(paths: list[str], repeat: int, folder: str) -> dict:
     for index, path in enumerate(paths):
         os.symlink(path, os.path.join(many, f"{index}.o"))
     argv = [sys.executable, "-m", "emu", "check"]
-    times = timed_processes({"one": (argv + [one], ROOT), "every": (argv + [many], ROOT)}, repeat)
-    first, every = times["one"], times["every"]
-    return {"objects": len(paths), "one_s": first, "all_s": every, "per_object_ms": (every - first) / (len(paths) - 1) * 1e3}
+    times = timed_processes({"one": (argv + [one], ROOT, cold_env()), "every": (argv + [many], ROOT, cold_env()),
+                             "served_one": (argv + [one], ROOT, server.env), "served_every": (argv + [many], ROOT, server.env)}, repeat)
+    figures = {"objects": len(paths)}
+    for label, prefix in (("", ""), ("served_", "served_")):
+        first, every = times[f"{prefix}one"], times[f"{prefix}every"]
+        figures.update({f"{label}one_s": first, f"{label}all_s": every,
+                        f"{label}per_object_ms": (every - first) / (len(paths) - 1) * 1e3})
+    return figures
 
 
 def kernel_scaling(repeat: int) -> dict:
@@ -216,8 +253,13 @@ def main() -> int:
     finally:
         image_store.save = saved
     with tempfile.TemporaryDirectory() as folder:
-        figures["process"] = whole_process(args.repeat, folder)
-        figures["check"] = check_process(paths, args.repeat, folder)
+        server = WarmServer(folder)
+        try:
+            figures["process"] = whole_process(args.repeat, folder, server)
+            figures["check"] = check_process(paths, args.repeat, folder, server)
+            figures["served_commands"] = {"expected": 3 * (args.repeat + 1), "served": server.served()}
+        finally:
+            server.stop()
     if args.json:
         print(json.dumps(figures, indent=1))
     else:
@@ -243,17 +285,23 @@ def report(f: dict) -> None:
                  f"{figures[key] / target:.2f}x target {target} ms", verdict(figures[key] <= target))
     cc = w.get("cc_link_run_s")
     if cc:
-        ratio = w["emu_run_s"] / cc
-        line("python -m emu run, one object, 4 entries (store warm)", f"{w['emu_run_s'] * 1e3:.1f} ms",
-             f"{ratio:.2f}x cc+run, target {TARGETS['process_vs_cc']}x", verdict(ratio <= TARGETS["process_vs_cc"]))
+        for key, how in (("emu_run_s", "cold (EMU_NO_SERVER=1)"), ("emu_served_s", "served (python -m emu serve)")):
+            ratio = w[key] / cc
+            line(f"python -m emu run, one object, 4 entries, {how}", f"{w[key] * 1e3:.1f} ms",
+                 f"{ratio:.2f}x cc+run, target {TARGETS['process_vs_cc']}x", verdict(ratio <= TARGETS["process_vs_cc"]))
         line("cc -O0 recorder.c object.o && ./a.out (same object)", f"{cc * 1e3:.1f} ms", "1.00x")
         for key, label in (("interpreter_s", "python -c pass"), ("import_floor_s", "python -c 'import unicorn, yaml, pydantic...'")):
             line(f"  floor: {label}", f"{w[key] * 1e3:.1f} ms", f"{w[key] / cc:.2f}x cc+run")
-        line("  CPU time: emu run / cc+run / import floor", f"{w['emu_run_s_cpu'] * 1e3:.0f} / {w['cc_link_run_s_cpu'] * 1e3:.0f} / "
+        line("  CPU time: emu run cold / cc+run / import floor", f"{w['emu_run_s_cpu'] * 1e3:.0f} / {w['cc_link_run_s_cpu'] * 1e3:.0f} / "
              f"{w['import_floor_s_cpu'] * 1e3:.0f} ms", f"{w['emu_run_s_cpu'] / w['cc_link_run_s_cpu']:.2f}x cc+run")
-    line(f"python -m emu check DIR, per object past the first ({c['objects']})", f"{c['per_object_ms']:.3f} ms",
-         f"{c['per_object_ms'] / TARGETS['check_per_object_ms']:.2f}x target 0.3 ms", verdict(c['per_object_ms'] <= TARGETS["check_per_object_ms"]))
-    line("  python -m emu check DIR of one object", f"{c['one_s'] * 1e3:.1f} ms")
+    served = f["served_commands"]
+    line("  commands the server ran / the served figures' commands", f"{served['served']} / {served['expected']}", "",
+         "" if served["served"] == served["expected"] else "SERVED FIGURES INVALID (the server refused some: sources changed?)")
+    for prefix, how in (("", "cold"), ("served_", "served")):
+        per_object = c[f"{prefix}per_object_ms"]
+        line(f"python -m emu check DIR, per object past the first ({c['objects']}), {how}", f"{per_object:.3f} ms",
+             f"{per_object / TARGETS['check_per_object_ms']:.2f}x target 0.3 ms", verdict(per_object <= TARGETS["check_per_object_ms"]))
+        line(f"  python -m emu check DIR of one object, {how}", f"{c[f'{prefix}one_s'] * 1e3:.1f} ms")
     line("1,000 object runs in one process", f"{t['total_s']:.3f} s", f"{t['total_s']:.2f}x target 1 s", verdict(t['total_s'] <= 1.0))
     line("  resident memory growth over them", f"{t['rss_growth_mib']:.2f} MiB", "target < 10 MiB", verdict(t['rss_growth_mib'] < 10))
     line("  their --json output (model_dump + to_json, as emu.cli)", f"{t['json_s']:.3f} s", f"{t['json_s'] / t['total_s']:.2f}x the runs, target 1x",

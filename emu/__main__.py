@@ -1,9 +1,17 @@
 import os
 import sys
+from types import ModuleType
 
 # A `python -m emu` process has no use for pydantic plugins; looking for them scans the
 # metadata of every installed distribution, which costs a short run several milliseconds.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and "pydantic" not in sys.modules:
+    # Even disabled, pydantic imports its plugin loader (and with it importlib.metadata, about
+    # 50 ms here) when it builds its first validator; this stand-in answers what the loader
+    # answers when plugins are disabled: none.
+    _no_plugins = ModuleType("pydantic.plugin._loader")
+    _no_plugins.get_plugins = lambda: ()
+    sys.modules[_no_plugins.__name__] = _no_plugins
 
 # A running `python -m emu serve` runs the command in a warm child (standard library only
 # until then); without one, or with EMU_NO_SERVER=1, the command runs here.

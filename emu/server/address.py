@@ -6,12 +6,14 @@ symlink): `$EMU_SERVER_DIR`, else `$XDG_RUNTIME_DIR/emu-server`, else `$TMPDIR` 
 
 The compatibility key says what a fresh process would have run: the interpreter and its
 flags, the module search path, the environment variables read while importing, and every
-file of emu's two packages (name, size, modification time).  A client uses a server only
+file of emu's two packages (name, size, modification time), and the text-encoding locale
+(what `open()` without an encoding uses).  A client uses a server only
 when both keys are equal, so a server started from other sources or another Python is not
 used.  Standard library only: the client computes this before importing anything heavy.
 """
 from __future__ import annotations
 
+import _locale
 import os
 import stat
 import sys
@@ -19,8 +21,8 @@ import sys
 SOCKET_NAME = "server.sock"
 LOCK_NAME = "server.lock"
 PACKAGES = ("emu", "stub_models")
-# Read at import time by emu or its dependencies, so a served child cannot change them later.
-IMPORT_TIME_ENVIRONMENT = ("PYTHONHASHSEED", "PYDANTIC_DISABLE_PLUGINS", "LIBUNICORN_PATH")
+# Read once per process (at start-up or on import), so a served child cannot take the client's.
+IMPORT_TIME_ENVIRONMENT = ("PYTHONHASHSEED", "PYDANTIC_DISABLE_PLUGINS", "LIBUNICORN_PATH", "TZ")
 
 
 class UnsafeFolder(Exception):
@@ -68,7 +70,8 @@ def compatibility_key() -> str:
     saves importing hashlib.
     """
     parts = [sys.executable, sys.version, repr(sys.flags), repr(sys.warnoptions), repr(sorted(sys._xoptions.items())),
-             repr(sys.path[1:]), repr([os.environ.get(name) for name in IMPORT_TIME_ENVIRONMENT])]
+             repr(sys.path[1:]), repr([os.environ.get(name) for name in IMPORT_TIME_ENVIRONMENT]),
+             _locale.setlocale(_locale.LC_CTYPE), sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()]
     for folder in package_folders():
         _list_files(parts, folder)
     return "\n".join(parts)

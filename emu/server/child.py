@@ -14,11 +14,18 @@ import sys
 import traceback
 
 
-def run_request(request: dict, fds: list[int], inherited: list[int]) -> int:
-    """Become the client's process and run its command line; the process's exit status."""
-    for fd in inherited:                      # the server's listener, wake-up pipe and other clients' connections
+def run_request(request: dict, fds: list[int], inherited: list) -> int:
+    """Become the client's process and run its command line; the process's exit status.
+
+    `inherited`: what the server holds that is not this command's (its listener, wake-up pipe
+    and other clients' connections), as sockets (closed as objects) or fds.
+    """
+    for item in inherited:
         try:
-            os.close(fd)
+            if isinstance(item, int):
+                os.close(item)
+            else:
+                item.close()
         except OSError:
             pass
     for target, fd in enumerate(fds):

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import _socket as socket     # the C module `socket` wraps: the client saves `socket`'s enum building (ms)
 import os
-import signal
 import sys
 
 from .address import UnsafeFolder, check_private, compatibility_key, server_dir, socket_path
-from .protocol import ProtocolError, receive, send
 
 NOT_SERVED = ("serve",)          # commands that must run in this process
 
@@ -25,6 +23,7 @@ def run_served(argv: list[str]) -> int | None:
     connection = connect()
     if connection is None:
         return None
+    from .protocol import ProtocolError, receive, send      # only with a server to talk to
     try:
         try:
             os.fstat(0), os.fstat(1), os.fstat(2)
@@ -32,6 +31,9 @@ def run_served(argv: list[str]) -> int | None:
             started, _ = receive(connection)
         except (OSError, ProtocolError):
             return None                       # nothing ran: run it here
+        except KeyboardInterrupt:             # before the child's pid came: nothing to pass it on to
+            print("emu: interrupted", file=sys.stderr)
+            return 130
         if "pid" not in started:
             return None                       # refused (another Python or other sources)
         return _wait(connection, started["pid"])
@@ -67,6 +69,8 @@ def request(argv: list[str]) -> dict:
 
 def _wait(connection: socket.socket, pid: int) -> int:
     """The child's exit code; a signal that stops it stops this process too."""
+    import signal
+    from .protocol import ProtocolError, receive
     forwarded = {sig: signal.signal(sig, lambda number, _frame: _forward(pid, number))
                  for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

@@ -42,7 +42,7 @@ def serve(folder: str | None = None) -> int:
     preload()
     gc.collect()
     gc.freeze()          # children's collections skip the preloaded objects (and leave their pages shared)
-    server = Server(socket_path(folder), compatibility_key())
+    server = Server(socket_path(folder), compatibility_key(), lock)
     print(f"emu server: pid {os.getpid()}, ready in {time.perf_counter() - started:.1f} s, listening on {server.path}; "
           "`python -m emu serve --stop` stops it", flush=True)
     try:
@@ -56,8 +56,8 @@ def serve(folder: str | None = None) -> int:
 
 
 class Server:
-    def __init__(self, path: str, key: str):
-        self.path, self.key, self.served = path, key, 0
+    def __init__(self, path: str, key: str, lock):
+        self.path, self.key, self.lock, self.served = path, key, lock, 0
         self.running: dict[int, socket.socket] = {}       # child pid -> its client's connection
         if os.path.exists(path):
             os.unlink(path)                                # stale: whoever made it no longer holds the lock
@@ -133,8 +133,7 @@ class Server:
             status = 4
             try:
                 from .child import run_request
-                inherited = [self.listener.fileno(), self.wake_read, self.wake_write, connection.fileno()]
-                inherited += [other.fileno() for other in self.running.values()]
+                inherited = [self.listener, self.lock, self.wake_read, self.wake_write, connection, *self.running.values()]
                 signal.set_wakeup_fd(-1)
                 status = run_request(message, fds, inherited)
             finally:
