@@ -22,7 +22,7 @@ HOST_TARGET_OPTIONS: dict[str, str] = {
 
 
 class Block(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)   # built once, inside the scenario's validator
 
 
 class SymbolicExtent(Block):

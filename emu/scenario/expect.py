@@ -13,7 +13,7 @@ from .model import CallPattern, Expectations
 
 
 class ExpectationResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)   # built on first use: a scenario may check nothing
 
     object: str = Field(description="the object the expectation was checked on")
     kind: str = Field(description="calls_in_order, calls_any_order, no_calls, exact_calls, returns, state or fault")

@@ -16,7 +16,7 @@ from ..entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntryS
 
 
 class Block(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)   # built once, inside Scenario's validator
 
 
 class CallPattern(Block):
