@@ -8,11 +8,12 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
 
-from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError
+from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError, ObjectFormatError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,13 +102,16 @@ def _run(args) -> int:
 
 
 def _trace(args) -> int:
-    from .api import trace
+    if args.devices is None and not args.arg and not args.args:   # nothing else can fail before the first object is read
+        _readable(args.objects[0])
     from .launch.cli_args import launch_args_from_cli
-    from .render import show_run
-    from .run import EntryNotRun
 
     runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     launch_args = launch_args_from_cli(args.arg, args.args)
+    from .api import trace
+    from .render import show_run
+    from .run import EntryNotRun
+
     runs, stopped = [], []
     for path in args.objects:
         try:
@@ -134,10 +138,19 @@ def _print_json(value) -> None:
 
 
 def _inspect(args) -> int:
+    _readable(args.object)
     from .inspection import inspect_object, show_inspect
     result = inspect_object(args.object)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
     return EXIT_OK
+
+
+def _readable(path: str) -> None:
+    """Fail as reading the object would, before importing the emulator: a path that does not resolve."""
+    try:
+        os.stat(path)
+    except OSError as error:                  # opening it would fail with the same error
+        raise ObjectFormatError.unreadable(path, error) from None
 
 
 def _check(args) -> int:
@@ -157,7 +170,7 @@ def _serve(args) -> int:
         return serve.stop()
     if args.status:
         return serve.status()
-    return serve.serve()
+    return serve.serve(main)
 
 
 def _schema(args) -> int:

@@ -34,6 +34,11 @@ class BadInput(EmuError):
 class ObjectFormatError(BadInput):
     """The object file is not an ELF relocatable object emu can load."""
 
+    @classmethod
+    def unreadable(cls, path: str, error: OSError) -> "ObjectFormatError":
+        """The file cannot be opened or read (the one wording, whichever step found it)."""
+        return cls(f"cannot read the object file: {error.strerror or error}", path=path)
+
 
 class RelocationError(ObjectFormatError):
     """A relocation cannot be applied; the message names type, section, offset and symbol."""

@@ -25,7 +25,7 @@ def load_image(path: str) -> tuple[Image, Export]:
     try:
         stat = os.stat(path)
     except OSError as error:
-        raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
+        raise ObjectFormatError.unreadable(path, error) from None
     absolute = _ABSOLUTE.get(path)
     if absolute is None:
         absolute = os.path.abspath(path)

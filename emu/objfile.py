@@ -166,7 +166,7 @@ def read_object_bytes(path: str, size: int | None = None) -> bytes:
         finally:
             os.close(handle)
     except OSError as error:
-        raise ObjectFormatError(f"cannot read the object file: {error.strerror or error}", path=path) from None
+        raise ObjectFormatError.unreadable(path, error) from None
     if len(raw) > MAX_OBJECT_BYTES:
         raise ObjectFormatError(f"file is larger than {MAX_OBJECT_BYTES >> 20} MiB; not a loader object", path=path)
     return raw

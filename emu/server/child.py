@@ -12,10 +12,11 @@ import os
 import signal
 import sys
 import traceback
+from typing import Callable
 
 
-def run_request(request: dict, fds: list[int], inherited: list) -> int:
-    """Become the client's process and run its command line; the process's exit status.
+def run_request(request: dict, fds: list[int], inherited: list, command: Callable[[list[str]], int]) -> int:
+    """Become the client's process and run its command line with `command` (emu.cli.main); the exit status.
 
     `inherited`: what the server holds that is not this command's (its listener, wake-up pipe
     and other clients' connections), as sockets (closed as objects) or fds.
@@ -46,8 +47,7 @@ def run_request(request: dict, fds: list[int], inherited: list) -> int:
     sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, settings) for fd, settings in enumerate(request["streams"]))
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
     try:
-        from ..cli import main
-        status = _status(main(request["argv"]))
+        status = _status(command(request["argv"]))
     except SystemExit as exit_:
         status = _status(exit_.code)
     except KeyboardInterrupt:                 # as CPython: the traceback, then die of SIGINT

@@ -17,6 +17,7 @@ import socket
 import struct
 import sys
 import time
+from typing import Callable
 
 from ..errors import BadInput
 from .address import LOCK_NAME, UnsafeFolder, compatibility_key, make_private, server_dir, socket_path
@@ -26,7 +27,8 @@ from .warm import preload
 REQUEST_TIMEOUT_S = 5.0
 
 
-def serve(folder: str | None = None) -> int:
+def serve(command: Callable[[list[str]], int], folder: str | None = None) -> int:
+    """Serve until stopped; each child runs `command(argv)` (emu.cli.main, passed in: the CLI imports the server)."""
     folder = folder or server_dir()
     try:
         make_private(folder)
@@ -42,7 +44,7 @@ def serve(folder: str | None = None) -> int:
     preload()
     gc.collect()
     gc.freeze()          # children's collections skip the preloaded objects (and leave their pages shared)
-    server = Server(socket_path(folder), compatibility_key(), lock)
+    server = Server(socket_path(folder), compatibility_key(), lock, command)
     print(f"emu server: pid {os.getpid()}, ready in {time.perf_counter() - started:.1f} s, listening on {server.path}; "
           "`python -m emu serve --stop` stops it", flush=True)
     try:
@@ -56,8 +58,8 @@ def serve(folder: str | None = None) -> int:
 
 
 class Server:
-    def __init__(self, path: str, key: str, lock):
-        self.path, self.key, self.lock, self.served = path, key, lock, 0
+    def __init__(self, path: str, key: str, lock, command: Callable[[list[str]], int]):
+        self.path, self.key, self.lock, self.command, self.served = path, key, lock, command, 0
         self.running: dict[int, socket.socket] = {}       # child pid -> its client's connection
         if os.path.exists(path):
             os.unlink(path)                                # stale: whoever made it no longer holds the lock
@@ -135,7 +137,7 @@ class Server:
                 from .child import run_request
                 inherited = [self.listener, self.lock, self.wake_read, self.wake_write, connection, *self.running.values()]
                 signal.set_wakeup_fd(-1)
-                status = run_request(message, fds, inherited)
+                status = run_request(message, fds, inherited, self.command)
             finally:
                 os._exit(status & 0xFF)
         for fd in fds:
