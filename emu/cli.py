@@ -16,7 +16,18 @@ PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here 
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError, ObjectFormatError
 
 
-def main(argv: list[str] | None = None) -> int:
+COMMANDS = ("run", "trace", "inspect", "check", "serve", "schema")
+_PARSERS: dict[bool, argparse.ArgumentParser] = {}
+
+
+def _parser(with_probe: bool) -> argparse.ArgumentParser:
+    """The command line, built once per process (a served child finds it built by the server).
+
+    Only a process that may be a probe (or asks for help) gets the probe's command: it imports
+    the probe's facts models, which cost a short run a quarter of its time.
+    """
+    if with_probe in _PARSERS:
+        return _PARSERS[with_probe]
     parser = argparse.ArgumentParser(prog="python -m emu", description="Run CuTe DSL AOT export loaders on a CPU emulator.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run scenario files and check their expectations")
@@ -45,12 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in commands.choices:
-        # Only a process that may be a probe (or asks for help) builds the probe's command line: it
-        # imports the probe's facts models, which cost a short run a quarter of its time.
+    if with_probe:
         from .probe.command import add_probe_parser
         add_probe_parser(commands)
+    _PARSERS[with_probe] = parser
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser(with_probe=not argv or argv[0] not in COMMANDS)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -170,6 +185,7 @@ def _serve(args) -> int:
         return serve.stop()
     if args.status:
         return serve.status()
+    _parser(with_probe=False)                 # built once, before the server forks its children
     return serve.serve(main)
 
 
