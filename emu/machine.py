@@ -13,7 +13,7 @@ from time import perf_counter as _clock
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,
-                     UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
+                     UC_HOOK_MEM_INVALID, UC_HOOK_MEM_READ, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
                      UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
@@ -239,6 +239,36 @@ class Machine:
             return CallOutcome(None, self._describe(kind, message, pc=pc))
         value &= 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
+
+    def probe_reads(self, function: int, args: list[int], begin: int, end: int, budget: int) -> list[tuple[int, int]]:
+        """(address, size) of each load `function(*args)` makes from [begin, end) before it first calls a stub.
+
+        emu.launch.discovery learns how an export reads its arguments from this.  The run stops at
+        the first stub call, so no stub runs and no CUDA state changes; a fault or the budget ends it
+        too.  The extension's own loads (AVX) are reported as well: Unicorn's hook never sees them.
+        """
+        reads: list[tuple[int, int]] = []
+
+        def observe(address: int, size: int) -> None:
+            if begin <= address < end:
+                reads.append((address, size))
+
+        hook = self.uc.hook_add(UC_HOOK_MEM_READ, lambda _uc, _access, address, size, _value, _data: observe(address, size),
+                                begin=begin, end=end - 1)
+        if self.extension is not None:
+            self.extension.observe_reads(observe)
+        # Code translated before the hook existed would not report its loads.
+        self.uc.ctl_flush_tb()
+        dispatcher, self.dispatcher = self.dispatcher, None      # with no dispatcher, a stub call stops the run
+        try:
+            self.call(function, args, budget)
+        finally:
+            self.dispatcher = dispatcher
+            self.uc.hook_del(hook)
+            if self.extension is not None:
+                self.extension.observe_reads(None)
+            self.uc.ctl_flush_tb()
+        return reads
 
     # -- hooks ----------------------------------------------------------------------
     def _on_stub_entry(self, _engine, address: int, _size: int, _key) -> None:
