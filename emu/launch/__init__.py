@@ -198,8 +198,8 @@ def run_launch(call, session, export, path: str, given: dict[str, Any] | None = 
         raise ObjectFormatError(f"the export has no launch wrapper (_mlir_{export.prefix}__mlir_ciface_*)", path=path)
     from ..images import load_image
     image, _ = load_image(path)
-    probe = CodeProbe(session, image.functions.get(export.entry_symbol("launch")), PROBE_SLOTS,
-                      default_extent(export.launch_function))
+    function = image.functions.get(export.entry_symbol("launch"))
+    probe = CodeProbe(session, function, PROBE_SLOTS, default_extent(export.launch_function)) if function else None
     plan = launch_plan(path, export, image.obj, image.obj.arch, given, probe)
     host = session.machine.host
     pointers = pack_arguments(plan["signature"], plan["values"], host, session.ret_slot)

@@ -69,9 +69,10 @@ def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ..
     """How unusual the loads would be with this struct; None when they cannot be its loads.
 
     They fit when each starts at a field and, if scalar, ends at one, nothing is loaded past the
-    struct, and every field is loaded.  The cost counts what a compiler seldom does: scalar loads
-    spanning two fields, vector loads spanning padding or elements of two widths, an array loaded
-    partly by scalar and partly by vector loads, and widths other than the DSL's defaults.
+    struct, and every field is loaded.  The cost counts what the DSL seldom makes (more dynamic
+    strides than extents), then what a compiler seldom does: scalar loads spanning two fields,
+    vector loads spanning padding or elements of two widths, an array loaded partly by scalar and
+    partly by vector loads; and last widths other than the DSL's defaults.
     """
     fields = _fields(layout)
     starts = {offset for offset, _ in fields}
@@ -100,7 +101,8 @@ def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ..
     if not field_bytes <= covered:
         return None
     split = sum(1 for kinds in loaded_as.values() if len(kinds) > 1)
-    return merged, padding, mixed, split, int((layout.shape_width, layout.stride_width) != DEFAULT_WIDTHS)
+    unusual = int(layout.stride_count > layout.shape_count)     # dynamic strides come from dynamic extents
+    return unusual, merged, padding, mixed, split, int((layout.shape_width, layout.stride_width) != DEFAULT_WIDTHS)
 
 
 def candidates(reads: set[tuple[int, int]]) -> list[tuple[tuple[int, ...], TensorLayout]]:
