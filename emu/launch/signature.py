@@ -129,8 +129,9 @@ def is_optional(param) -> bool:
 
 
 def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, path: str | None = None,
-                      probe: Callable[[], SlotReads | None] | None = None) -> set[str]:
-    """Parameters the wrapper leaves out: those compiled with None (emu.launch.optionals).
+                      probe: Callable[[], SlotReads | None] | None = None) -> tuple[set[str], dict[str, str]]:
+    """Parameters the wrapper leaves out: those compiled with None (emu.launch.optionals); and, when
+    choices remain that launch alike, the name the trace gives each parameter whose name is undecided.
 
     A stream whose default is None counts as passed (exports are compiled with one).
     `probe`, asked only when the name and the given arguments leave a choice, runs the launch
@@ -141,9 +142,9 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, p
                 and annotation_kind(p.annotation)[0] != "stream"]     # a stream defaulting to None is still passed
     required_tensors = [p.name for p in spec.parameters if not is_optional(p) and annotation_kind(p.annotation)[0] == "tensor"]
     if not optional:
-        return set(forced)
+        return set(forced), {}
     if given and all(name in given for name in required_tensors):
-        return set(optional) | forced
+        return set(optional) | forced, {}
     params = [p for p in spec.parameters if p.kind not in ("VAR_POSITIONAL", "VAR_KEYWORD")]
     kinds = [(p.name, "T" if p.annotation is None or annotation_kind(p.annotation)[0] == "tensor" else None) for p in params]
     options = omitted_options(kinds, optional, launch_function, forced)
@@ -160,7 +161,10 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, p
                 return all(reads_fit_kind(*annotation_kind(p.annotation), result.slot(start)) for p, start in zip(passed, starts))
             options = omitted_options(kinds, optional, launch_function, forced, fits_code)
     if len(options) == 1:
-        return set(options[0])
+        return set(options[0]), {}
+    labels = _interchangeable(params, options) if options else None
+    if labels is not None:
+        return set(options[0]), labels
     listed = " or ".join("{" + ", ".join(sorted(o - forced)) + "}" for o in options[:4]) if options else "no choice"
     raise LaunchSignatureError(
         f"without the header emu cannot tell which of the optional parameters {', '.join(optional)} the export was "
@@ -168,17 +172,38 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, p
         "beside the object, or give each one (null for one compiled without)", path=path)
 
 
+def _interchangeable(params: list, options: list[frozenset[str]]) -> dict[str, str] | None:
+    """When every choice passes the same args[] (parameters of the same kind, C type and default in the same
+    order, so the launch is the same whichever was None), the name the trace gives each parameter of the
+    first choice that another choice replaces ("a|b"); None when the choices launch differently."""
+    def passed(omitted: frozenset[str]) -> list:
+        return [p for p in params if p.name not in omitted]
+    first = passed(options[0])
+    others = [passed(option) for option in options[1:]]
+    if any([(annotation_kind(p.annotation), p.default) for p in other] !=
+           [(annotation_kind(p.annotation), p.default) for p in first] for other in others):
+        return None
+    labels = {}
+    for index, param in enumerate(first):
+        names = sorted({param.name} | {other[index].name for other in others}, key=[p.name for p in params].index)
+        if len(names) > 1:
+            labels[param.name] = "|".join(names)
+    return labels
+
+
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str,
                    probe: Callable[[], SlotReads | None] | None = None) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments;
     a tensor whose fields are not given has `tensor=None` and one with no annotation kind "unknown",
     for emu.launch.discovery to read from the launch code."""
-    omitted = omitted_optionals(spec, launch_function, given, path, probe)
+    omitted, labels = omitted_optionals(spec, launch_function, given, path, probe)
     static = _static_tensors(spec, omitted, launch_function)
     params, slots = [], []
     for p in spec.parameters:
         if p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or p.name in omitted:
             continue
+        if p.name in labels:           # which of these was passed is unknown: the trace says so by the name
+            p = p.model_copy(update={"name": labels[p.name]})
         kind, ctype = annotation_kind(p.annotation)
         value = given.get(p.name)
         if kind is None:

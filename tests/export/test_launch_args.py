@@ -252,18 +252,21 @@ def test_a_fake_tensor_with_no_dynamic_mode_needs_no_arguments_without_the_heade
 
 def test_optional_parameters_that_cannot_be_told_apart_without_the_header_are_named(tmp_path, cli):
     """Hopper FMHA has two optional Int32 parameters, one compiled as None, and a launch-function name cut
-    before them: the launch code reads one int32 either way, so without the header the launch is refused
-    naming both; quack's RMSNorm (six optional tensors, three None, name cut short) is told apart by the
-    name and the slots the code reads."""
+    before them: the launch code reads one int32 either way, so the launch is the same whichever it was,
+    and the trace names the argument `window_size_left|window_size_right`; given by name, it is decided.
+    quack's RMSNorm (six optional tensors, three None, name cut short) is told apart by the name's words and
+    the slots the code reads."""
     from conftest import ROOT
     alone = tmp_path / "hopper_fmha.o"
     alone.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/hopper_fmha.o").read_bytes())
-    result = cli("trace", str(alone))
-    assert result.code == 2, result.err
-    assert result.err.startswith(f"emu: error: {alone}: entry launch was not run: without the header emu cannot tell "
-                                 "which of the optional parameters window_size_left, window_size_right"), result.err
-    assert "allow {window_size_left} or {window_size_right}" in result.err
-    assert "the 3 entries before it ran and are traced" in result.err
+    result = cli("trace", str(alone), "--json")
+    assert result.code == 0, result.err
+    args = json.loads(result.out)[0]["entries"][-1]["launch"]["args"]
+    assert list(args)[-2:] == ["window_size_left|window_size_right", "stream"]
+    decided = json.loads(cli("trace", str(alone), "--json", "--arg", "window_size_left=null").out)[0]
+    assert list(decided["entries"][-1]["launch"]["args"])[-2:] == ["window_size_right", "stream"]
+    given = json.loads(cli("trace", str(alone), "--json", "--arg", "window_size_left=3").out)[0]["entries"][-1]["launch"]
+    assert list(given["args"])[-2:] == ["window_size_left", "stream"] and given["args"]["window_size_left"] == 3
     rmsnorm = tmp_path / "quack_rmsnorm.o"
     rmsnorm.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/quack_rmsnorm.o").read_bytes())
     traced = cli("trace", str(rmsnorm), "--json")
