@@ -257,8 +257,11 @@ class Machine:
                                 begin=begin, end=end - 1)
         if self.extension is not None:
             self.extension.observe_reads(observe)
-        # Code translated before the hook existed would not report its loads.
-        self.uc.ctl_flush_tb()
+        # Code translated before the hook existed would not report its loads; only the image's runs here.
+        code = [(segment.address, segment.address + len(segment.data)) for segment in self.image.segments
+                if segment.perms & PERM_X]
+        for low, high in code:
+            self.uc.ctl_remove_cache(low, high)
         dispatcher, self.dispatcher = self.dispatcher, None      # with no dispatcher, a stub call stops the run
         try:
             self.call(function, args, budget)
@@ -267,7 +270,8 @@ class Machine:
             self.uc.hook_del(hook)
             if self.extension is not None:
                 self.extension.observe_reads(None)
-            self.uc.ctl_flush_tb()
+            for low, high in code:
+                self.uc.ctl_remove_cache(low, high)
         return reads
 
     # -- hooks ----------------------------------------------------------------------

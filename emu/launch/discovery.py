@@ -14,7 +14,9 @@ extents, 64-bit strides); where that still leaves a choice, emu says so instead 
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .mangled import token_structs
 from .tensor_struct import POINTER_SIZE, TensorLayout
@@ -41,9 +43,12 @@ class SlotReads:
 def slot_reads(loads: list[tuple[int, int]], blocks: list[int], array: int) -> SlotReads:
     """Sort the probe's loads into args[] slots read and (offset, size) loads of each block."""
     read = {(address - array) // POINTER_SIZE for address, _ in loads if address >= array}
-    per_block = [frozenset((address - start, size) for address, size in loads if start <= address < start + BLOCK)
-                 for start in blocks]
-    return SlotReads(max(read) + 1 if read else None, tuple(per_block))
+    per_block: list[set[tuple[int, int]]] = [set() for _ in blocks]
+    for address, size in loads:
+        index = bisect_right(blocks, address) - 1
+        if index >= 0 and address < blocks[index] + BLOCK:
+            per_block[index].add((address - blocks[index], size))
+    return SlotReads(max(read) + 1 if read else None, tuple(map(frozenset, per_block)))
 
 
 @dataclass(frozen=True)
@@ -107,16 +112,27 @@ def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ..
 
 def candidates(reads: set[tuple[int, int]]) -> list[tuple[tuple[int, ...], TensorLayout]]:
     """Every tensor struct the loads fit, with its fit_cost, cheapest first."""
+    return list(_candidates(frozenset(reads)))
+
+
+@lru_cache(maxsize=1024)
+def _candidates(reads: frozenset[tuple[int, int]]) -> tuple[tuple[tuple[int, ...], TensorLayout], ...]:
+    """candidates(), kept per set of loads: a process launches the same exports again and again."""
     top = max((offset + size for offset, size in reads), default=POINTER_SIZE)
+    scalar_top = max((offset + size for offset, size in reads if size <= POINTER_SIZE), default=POINTER_SIZE)
     found = []
     for shape_width, stride_width in WIDTHS:
         for shapes in range(0, max(0, top - POINTER_SIZE) // shape_width + 1):
+            strides_offset = -(-(POINTER_SIZE + shapes * shape_width) // stride_width) * stride_width
             for strides in range(0, max(0, top - POINTER_SIZE) // stride_width + 1):
+                end = strides_offset + strides * stride_width if strides else POINTER_SIZE + shapes * shape_width
+                if end > top or end < scalar_top or top - end >= POINTER_SIZE:
+                    continue                 # every field is loaded, no scalar load passes the last field
                 layout = TensorLayout(shapes, shape_width, strides, stride_width)
                 cost = fit_cost(layout, reads) if layout.size - top < POINTER_SIZE else None
                 if cost is not None:
                     found.append((cost, layout))
-    return sorted(found, key=lambda item: item[0])
+    return tuple(sorted(found, key=lambda item: item[0]))
 
 
 def read_layout(name: str, reads: set[tuple[int, int]], token: str | None) -> Reading:
