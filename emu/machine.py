@@ -102,6 +102,7 @@ class Machine:
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
+        self._probing = False                             # inside probe_reads: a stub call ends the run
         hook_code_direct(uc, self._on_stub_entry, STUB_BASE + STUB_SLOT, STUB_BASE + STUB_SIZE - 1)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
         # The instructions Unicorn lacks or runs wrongly, if the CPU has any (x86-64: AVX).
@@ -262,11 +263,12 @@ class Machine:
                 if segment.perms & PERM_X]
         for low, high in code:
             self.uc.ctl_remove_cache(low, high)
-        dispatcher, self.dispatcher = self.dispatcher, None      # with no dispatcher, a stub call stops the run
+        dispatcher, self.dispatcher = self.dispatcher, None      # a stub call then reaches _on_unusual_stub
+        self._probing = True
         try:
             self.call(function, args, budget)
         finally:
-            self.dispatcher = dispatcher
+            self.dispatcher, self._probing = dispatcher, False
             self.uc.hook_del(hook)
             if self.extension is not None:
                 self.extension.observe_reads(None)
@@ -319,8 +321,11 @@ class Machine:
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 
     def _on_unusual_stub(self, address: int) -> None:
-        """Past the deadline, or execution in the stub window but not at a loaded image's stub."""
-        if _clock() > self._deadline:
+        """Past the deadline, execution in the stub window but not at a loaded image's stub, or a stub
+        called during probe_reads, which ends the probe."""
+        if self._probing:
+            self.uc.emu_stop()
+        elif _clock() > self._deadline:
             self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
         else:
             self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
