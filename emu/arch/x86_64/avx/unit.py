@@ -73,6 +73,9 @@ class AvxUnit:
     def code_changed(self) -> None:
         self._cache.clear()
 
+    def observe_reads(self, observer) -> None:
+        self.vectors.observer = observer
+
     def take_fault(self) -> ExtensionFault | None:
         err, self.last_error = self.last_error, None
         if err is None:
