@@ -33,7 +33,9 @@ def run_request(request: dict, fds: list[int], inherited: list, command: Callabl
         os.dup2(fd, target)
         if fd > 2:
             os.close(fd)
-    os.setpgid(0, 0)                          # Ctrl-C at the server's terminal is not this command's
+    # A session of its own, without a controlling terminal: signals from the server's terminal are
+    # not this command's, and the client's terminal is a plain file to it (no job-control stops).
+    os.setsid()
     for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
