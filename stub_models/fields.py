@@ -8,7 +8,7 @@
     Struct(n) pointer to a C struct decoded by emu.structs' decoder n (when emu has one)
     Enum(E) / UEnum(E) an int / unsigned int holding a value of the IntEnum E
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 from enum import IntEnum
 from typing import Annotated

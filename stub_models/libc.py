@@ -7,7 +7,7 @@ for ending the process.  Each model is a function's fixed parameters in prototyp
 convention as its format asks.  `LIBC_CATALOGUE` maps each symbol to its model; emu's
 stub table (emu.stubs) joins it to the CUDA catalogue.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 from typing import ClassVar
 

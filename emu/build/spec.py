@@ -5,7 +5,7 @@ installed nvidia-cutlass-dsl (`emu.build.cache`) and runs the result like any ob
 These models are the YAML format of that entry; they carry only plain data, so the cache
 key is their JSON and the build itself runs in a separate DSL process (`emu.build.worker`).
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 from typing import Any, Literal
 

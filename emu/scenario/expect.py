@@ -1,5 +1,5 @@
 """Check a run against a scenario's expectations and explain every failure with a diff."""
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 from typing import Any
 

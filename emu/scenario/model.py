@@ -3,7 +3,7 @@
 Every block forbids unknown keys and describes every field, so a typo is an error that
 names the file, line and field, and `python -m emu schema` documents the format.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 import os
 from typing import Any, Literal

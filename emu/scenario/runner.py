@@ -1,5 +1,5 @@
 """Run a loaded scenario: every object on a fresh runtime, then every expectation."""
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
 from pydantic import BaseModel, ConfigDict, Field
 
