@@ -7,10 +7,11 @@ From the repository root (the corpus venv of tests/fixtures/realworld/build.py, 
 2. List the EVEX-encoded (and VEX mask) instructions in every function of them (capstone):
        python tests/data/avx512/exports.py census DIR
 3. Copy the exports that use AVX-512 forms into tests/data/avx512/exports/ and write, beside each, the
-   native recorder's harness; `run.sh` there links and runs them (needs an AVX-512 CPU and cc):
+   native recorder's harness (`*.harness.c`, `run.sh`, `*.exe`, `stubs.o`: not committed); `run.sh`
+   links and runs them (needs an AVX-512 CPU and cc); RESULTS is any folder:
        python tests/data/avx512/exports.py prepare DIR
-       OUT=/tmp/native bash tests/data/avx512/exports/run.sh          # on the AVX-512 machine
-       python tests/data/avx512/exports.py collect /tmp/native         # back here: <prefix>.calls.json
+       OUT=RESULTS bash tests/data/avx512/exports/run.sh           # on the AVX-512 machine
+       python tests/data/avx512/exports.py collect RESULTS           # back here: <prefix>.calls.json
 The committed objects were built with nvidia-cutlass-dsl 4.8.0 on x86-64 (AMD EPYC, no AVX-512) and
 recorded natively on an Intel Xeon with AVX-512 (Sapphire Rapids: avx512_fp16), the project's device machine.
 """
@@ -112,7 +113,7 @@ def prepare(folder: Path) -> None:
     sys.path[:0] = [str(REALWORLD)]
     import native_recorder as recorder
     lines = ["#!/bin/bash", "# links and runs each export with the recording stubs; results under $OUT/<cpu>/", "set -u",
-             'cd "$(dirname "$0")"', "cc -O0 -w -c -o /tmp/avx512-stubs.o ../../../fixtures/realworld/stubs.c"]
+             'cd "$(dirname "$0")"', "cc -O0 -w -c -o stubs.o ../../../fixtures/realworld/stubs.c"]
     for cpu, names in COMMITTED.items():
         for prefix in names:
             target = EXPORTS / cpu
@@ -127,8 +128,8 @@ def prepare(folder: Path) -> None:
             wraps = [f"-Wl,--wrap={s}" for s in recorder.LIBC_OUTPUT if s in imports]
             wraps += [f"-Wl,--wrap=_mlir_{prefix}_{name}" for name in ("cuda_init", "cuda_load_to_device")]
             lines.append(f"mkdir -p $OUT/{cpu} && cc -O0 -w -I ../../../fixtures/realworld/include -I {cpu} "
-                         f"-o /tmp/{cpu}-{prefix} {cpu}/{prefix}.harness.c /tmp/avx512-stubs.o {cpu}/{prefix}.o {' '.join(wraps)} "
-                         f"&& /tmp/{cpu}-{prefix} > $OUT/{cpu}/{prefix}.calls.jsonl; echo \"$? {cpu}/{prefix}\"")
+                         f"-o {cpu}/{prefix}.exe {cpu}/{prefix}.harness.c stubs.o {cpu}/{prefix}.o {' '.join(wraps)} "
+                         f"&& ./{cpu}/{prefix}.exe > $OUT/{cpu}/{prefix}.calls.jsonl; echo \"$? {cpu}/{prefix}\"")
     (EXPORTS / "run.sh").write_text("\n".join(lines) + "\n")
 
 
