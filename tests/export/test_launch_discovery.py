@@ -62,6 +62,8 @@ VECTOR_PADDED = {(0, 8), (8, 4), (12, 4), (16, 4), (20, 4), (24, 8), (32, 16)}  
 @pytest.mark.parametrize("reads, token, expected", [
     (PORTABLE, None, (2, 4, 1, 8)),
     (MERGED, "FakeTensorFloat32div16div1i64div11_", (2, 4, 1, 8)),
+    (MERGED, None, (2, 4, 1, 8)),            # two int32 extents in one load rather than int64 extents
+    (MERGED, "Tensorgmemodiv2561i64div256_", (2, 4, 1, 8)),          # from_dlpack: one i64 word, one 64-bit stride
     (VECTOR, None, (4, 4, 4, 8)),
     (VECTOR_PADDED, None, (4, 4, 3, 8)),
     ({(0, 8), (8, 4), (12, 4)}, None, (2, 4, 0, 0)),
@@ -76,7 +78,6 @@ def test_the_struct_the_loads_fit(reads, token, expected):
 
 @pytest.mark.parametrize("reads, token, says", [
     (set(), None, "did not read tensor t"),
-    (MERGED, None, "fit more than one struct equally well"),         # int64 extents, or two int32 in one load
     ({(0, 4)}, None, "fit no"),
     ({(0, 8), (8, 4), (16, 8), (12, 2)}, None, "fit no"),
     (PORTABLE, "FakeTensorFloat16div1div1div1i64div8i64div81", "disagree with the mangled launch-function name"),
