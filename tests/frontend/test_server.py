@@ -48,6 +48,8 @@ class Server:
             if emu(["serve", "--status"], env, cwd).returncode == 0:
                 return
             time.sleep(0.1)
+        self.process.kill()                          # leave no server behind
+        self.process.wait()
         raise AssertionError(f"the server never answered: {self.log.read_text()}")
 
     def served(self) -> int:
