@@ -18,7 +18,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture, CpuExtension
-from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
+from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
                          STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
@@ -96,7 +96,6 @@ class Machine:
         self._read_call = arch.convention.read_call
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
-        self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension saw there
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
         self._active_slot: int | None = None
         self._deadline = 0.0
@@ -108,6 +107,7 @@ class Machine:
         self.extension: CpuExtension | None = cpu.create_extension(uc)
         if self.extension is not None:
             uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
+            self._site_callback = code_hook_callback(self._on_site_entry)    # one C callback for every site hook
 
     def _on_invalid(self, _uc, _user_data) -> bool:
         return self.extension.on_invalid_instruction()
@@ -193,14 +193,11 @@ class Machine:
         self._site_hooks = None
         if code is None:
             return
-        seen = self._site_code.get(address)
-        if seen is not None and seen != data and self.extension is not None:
-            self.extension.code_changed()     # what it decoded describes other bytes at these addresses
-        self._site_code[address] = data
-        sites = image.extras.get("vector_sites") or ()
-        if sites and self.extension is None:
+        if self.extension is None:
             return                       # an architecture without an extension has no sites to hand it
-        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._on_site_entry, site, site) for site in sites])
+        self.extension.code_changed(address, data)
+        sites = image.extras.get("vector_sites") or ()
+        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._site_callback, site, site) for site in sites])
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
