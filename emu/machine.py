@@ -121,8 +121,9 @@ class Machine:
         survives for the next time it runs, and a stray jump into it still faults.
         Other classes keep their mapping while the next segment has the same size and
         are rewritten only when their bytes differ (writable data always, since a run
-        changes it).  Rewriting code flushes Unicorn's translations: it does not always
-        drop those made from the old bytes, and removing a range leaks native memory.
+        changes it).  Rewriting code drops Unicorn's translations of that range (it does
+        not always drop those made from the old bytes by itself); the range only, so that
+        two objects sharing a slot do not make every other object translate again.
         """
         wanted = {segment.perms: segment for segment in image.segments}
         code = wanted.get(PERM_R | PERM_X)
@@ -148,7 +149,7 @@ class Machine:
                 region = current[0]
             region.view[:] = segment.data
             if current is not None and perms & PERM_X:
-                self.uc.ctl_flush_tb()
+                self.uc.ctl_remove_cache(segment.address, segment.address + len(segment.data))
             self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image, code)
         if image is not self.image:
@@ -172,7 +173,7 @@ class Machine:
                 mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
             if held != data:                      # another object hashed to this slot
                 mem_write(self.uc, address, data)
-                self.uc.ctl_flush_tb()
+                self.uc.ctl_remove_cache(address, address + len(data))
         self._code_slots[address] = data
         self._active_slot = address
 
