@@ -9,6 +9,7 @@ has a fixed region (see memory_map) so an emulator maps them once for every obje
 from __future__ import annotations
 
 import bisect
+import zlib
 from dataclasses import dataclass, field
 from itertools import compress
 
@@ -171,20 +172,23 @@ def build_image(obj: ObjectFile) -> Image:
 
 
 def _region_base(obj: ObjectFile, perms: int, sections) -> int:
-    """Where a permission class starts.  Small code goes to a slot chosen by content.
+    """Where a permission class starts.  Small code goes to a slot chosen by its bytes.
 
     Unicorn keeps translated code per address: objects whose code lives at different
     addresses can alternate in one emulator without invalidating each other's
-    translations.  The slot comes from the object's hash, so it is the same in every
-    process (and in the persistent image store); two objects in one slot still run
-    correctly, the second just retranslates.
+    translations.  The slot comes from the code sections' bytes as compiled (before
+    relocation), so it is the same in every process (and in the persistent image store),
+    and exports whose loaders were compiled alike (one DSL release, kernels of one shape)
+    share a slot: there their relocated code is mostly the same bytes, and a new object
+    reuses most of what Unicorn translated for the last (the machine drops only the
+    translations of the bytes that differ).  Two objects in one slot always run correctly.
     """
     if perms == PERM_R | PERM_X:
         end = 0
         for section in sections:
             end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
         if end <= CODE_SLOT_SIZE:
-            return code_slot_address(int(obj.sha256[:8], 16) % CODE_SLOTS)
+            return code_slot_address(zlib.crc32(b"".join(section.data for section in sections)) % CODE_SLOTS)
     return REGION_BASE[perms]
 
 

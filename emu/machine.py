@@ -171,9 +171,10 @@ class Machine:
         else:
             if self._active_slot != address:
                 mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
-            if held != data:                      # another object hashed to this slot
+            if held != data:                      # another object's code in this slot
                 mem_write(self.uc, address, data)
-                self.uc.ctl_remove_cache(address, address + len(data))
+                for start, end in changed_ranges(held, data):
+                    self.uc.ctl_remove_cache(address + start, address + end)
         self._code_slots[address] = data
         self._active_slot = address
 
@@ -327,6 +328,24 @@ class Machine:
             instruction = None
         return Fault(kind=kind, message=f"{message} (at {location})", address=address, pc=pc, location=location,
                      instruction=instruction, registers=self.arch.cpu.registers(self.uc))
+
+
+def changed_ranges(old: bytes, new: bytes, chunk: int = 64) -> list[tuple[int, int]]:
+    """The [start, end) offsets where two equally long codes differ, in merged runs of `chunk`-byte blocks.
+
+    Unicorn drops a translation when its range is removed from the cache; one made only
+    from bytes that did not change stays valid, so only these ranges need removing.
+    """
+    ranges: list[tuple[int, int]] = []
+    old_view, new_view = memoryview(old), memoryview(new)
+    for start in range(0, len(new), chunk):
+        if old_view[start:start + chunk] != new_view[start:start + chunk]:
+            end = min(start + chunk, len(new))
+            if ranges and ranges[-1][1] == start:
+                ranges[-1] = (ranges[-1][0], end)
+            else:
+                ranges.append((start, end))
+    return ranges
 
 
 _MACHINES: dict[str, Machine] = {}

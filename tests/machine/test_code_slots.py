@@ -1,9 +1,10 @@
 """Objects whose code shares one content-chosen slot still each run their own code.
 
-The machine keeps every object's code mapped at a slot chosen by its hash (emu.layout),
+The machine keeps every object's code mapped at a slot chosen by its bytes (emu.layout),
 so that objects alternating in one emulator keep their translated code.  Two objects can
-hash to one slot; then loading one rewrites the other's code there, and Unicorn must not
-run a translation made from the other's bytes.  carveout_25 (one kernel) and
+share a slot; then loading one rewrites the other's code there, and Unicorn must not run
+a translation made from the other's bytes (the machine drops those of the bytes that
+differ).  carveout_25 (one kernel) and
 two_kernels_carveout_50 (two) differ in their loaders' code: a stale translation would run
 one object's calls for the other.
 """
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from emu import images
+from emu import images, layout
+from emu.arch import architecture
 from emu.entries import EntrySpec
-from emu.layout import build_image
-from emu.objfile import parse_object, read_object_bytes
 from emu.export import describe_export
+from emu.layout import PERM_R, PERM_X
+from emu.machine import changed_ranges
+from emu.objfile import parse_object, read_object_bytes
 from emu.run import run_object
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
@@ -30,27 +33,40 @@ def _calls(run) -> list[tuple]:
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
-def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path):
+def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypatch):
     first, second = FIXTURES / arch / "carveout_25.o", FIXTURES / arch / "two_kernels_carveout_50.o"
-    copy = tmp_path / "two_kernels_carveout_50.o"
-    shutil.copyfile(second, copy)
-    raw = read_object_bytes(str(copy), copy.stat().st_size)
     expected = {path: _calls(run_object(str(path), entries=LOADERS)) for path in (first, second)}
     assert expected[first] != expected[second]
     first_image, _ = images.load_image(str(first))
-    # two_kernels_carveout_50 parsed under carveout_25's digest: laid out in carveout_25's code slot
-    obj = parse_object(raw, str(copy), first_image.obj.sha256)
-    image = build_image(obj)
-    if "vector_sites" in first_image.extras:
-        image.extras["vector_sites"] = first_image.extras["vector_sites"]
-    code = {s.perms: s for s in image.segments}[5]
-    assert code.address == {s.perms: s for s in first_image.segments}[5].address
-    assert code.data != {s.perms: s for s in first_image.segments}[5].data
+    first_code = {s.perms: s for s in first_image.segments}[PERM_R | PERM_X]
+    # two_kernels_carveout_50, laid out in carveout_25's code slot
+    copy = tmp_path / "two_kernels_carveout_50.o"
+    shutil.copyfile(second, copy)
+    raw = read_object_bytes(str(copy), copy.stat().st_size)
+    chosen = layout._region_base
+    monkeypatch.setattr(layout, "_region_base", lambda obj, perms, sections: first_code.address
+                        if perms == PERM_R | PERM_X else chosen(obj, perms, sections))
+    obj = parse_object(raw, str(copy), "0" * 64)
+    image = layout.build_image(obj)
+    sites = architecture(obj.arch).cpu.extension_sites(image)
+    if sites:
+        image.extras["vector_sites"] = sites
+    code = {s.perms: s for s in image.segments}[PERM_R | PERM_X]
+    assert code.address == first_code.address and code.data != first_code.data
     stat = copy.stat()
-    images._CACHE[(str(copy), stat.st_size, stat.st_mtime_ns)] = (image, describe_export(obj, image))
+    key = (str(copy), stat.st_size, stat.st_mtime_ns)
+    images._CACHE[key] = (image, describe_export(obj, image))
     try:
         for _ in range(3):
             assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
             assert _calls(run_object(str(copy), entries=LOADERS)) == expected[second]
     finally:
-        images._CACHE.pop((str(copy), stat.st_size, stat.st_mtime_ns), None)
+        images._CACHE.pop(key, None)
+
+
+def test_changed_ranges_cover_every_differing_byte():
+    old = bytes(300)
+    new = bytearray(old)
+    new[5] = new[64] = new[65] = new[299] = 1
+    assert changed_ranges(old, bytes(new)) == [(0, 128), (256, 300)]
+    assert changed_ranges(old, old) == []
