@@ -21,7 +21,7 @@ from .arch.base import Architecture, CpuExtension
 from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
-                         STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
+                         STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
@@ -82,8 +82,8 @@ class Machine:
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
-        uc.mem_write(STUB_BASE, b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
-                                         for slot in range(STUB_SLOTS)))
+        self._slots_written = 0                           # stub slots whose code is in the window (see load)
+        self._write_stub_slots(1)                         # slot 0, the return sentinel
         # the slots' shared return path, and the word it returns (written by set_stub_result)
         self._stub_return = HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4)
         self._stub_return.write(STUB_RETURN, cpu.stub_return_code(STUB_RETURN, STUB_RESULT))
@@ -153,9 +153,25 @@ class Machine:
             self._mapped[perms] = (region, segment.data)
         self._hook_vector_sites(image, code)
         if image is not self.image:
+            self._write_stub_slots(len(image.stub_symbols))
             self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
         self.host.reset()
+
+    def _write_stub_slots(self, count: int) -> None:
+        """Put the code of stub slots up to `count` in the window, on first need.
+
+        An object uses a few dozen of the 4,096 slots; writing all of them cost every
+        process about 5 ms per architecture.  A slot without code is still caught by the
+        window's hook before anything there runs (and reported: no stub there).
+        """
+        if count <= self._slots_written:
+            return
+        start, cpu = self._slots_written, self.arch.cpu
+        self.uc.mem_write(stub_address(start), b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
+                                                         for slot in range(start, count)))
+        self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the zeros
+        self._slots_written = count
 
     def _enter_code_slot(self, code: Segment) -> None:
         address, data = code.address, code.data
