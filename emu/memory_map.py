@@ -28,8 +28,9 @@ RODATA_BASE = 0x0200_0000         # R: read-only sections and the GOT
 DATA_BASE = 0x0300_0000           # RW: writable sections, NOBITS zero-filled
 
 # Code of at most 64 KiB (every loader export seen) goes to one of 1,024 slots chosen by
-# the object's hash instead, so objects alternating in one emulator keep their translated
-# code.  The last slot ends at 0x0800_0000: still within CALL26 reach of every stub.
+# its bytes instead (emu.layout), so objects alternating in one emulator keep their
+# translated code, and objects compiled alike share it.  The last slot ends at
+# 0x0800_0000: still within CALL26 reach of every stub.
 CODE_SLOTS_BASE = 0x0400_0000
 CODE_SLOT_SIZE = 0x1_0000
 CODE_SLOTS = 1024
