@@ -116,7 +116,8 @@ class HostBacked:
 
     def unmap(self, uc: Uc) -> None:
         uc.mem_unmap(self.address, self.size)
-        uc.emu_backed.remove(self)
+        if self in uc.emu_backed:              # not while inaccessible (protect)
+            uc.emu_backed.remove(self)
         self.view.release()
         del self._pin
         self._buffer.close()
@@ -124,6 +125,17 @@ class HostBacked:
     def write(self, address: int, data: bytes) -> None:
         start = address - self.address
         self.view[start:start + len(data)] = data
+
+    def protect(self, uc: Uc, perms: int) -> None:
+        """Change what the guest may do here.  While it may do nothing, the region is left out of the
+        regions emu reads and writes directly (`_backed` scans them on every access)."""
+        mem_protect(uc, self.address, self.size, perms)
+        backed = uc.emu_backed
+        if not perms:
+            backed.remove(self)
+        elif self not in backed:
+            backed.append(self)
+        self.perms = perms
 
 
 def _backed(uc: Uc, address: int, size: int) -> HostBacked | None:

@@ -16,8 +16,8 @@ from itertools import compress
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up,
-                         stub_address)
+                         PAGE, RODATA_BASE, RODATA_SLOT_SIZE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS,
+                         code_slot_address, page_up, rodata_slot_address, stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import RelocationPlan, relocate, types_used
@@ -100,8 +100,10 @@ def build_image(obj: ObjectFile) -> Image:
     segment_plan = []                       # (address, size, perms, buffer offset)
     packed = 0
     got_base = 0
+    got_size = 16 + 8 * max(len(got_symbols), 1)           # its alignment and slots
+    slot = _code_slot(groups[PERM_R | PERM_X])
     for perms, sections in groups.items():
-        start = cursor = _region_base(obj, perms, sections)
+        start = cursor = _region_base(perms, sections, slot, got_size if perms == PERM_R else 0)
         for section in sections:
             cursor = (cursor + section.align - 1) & ~(section.align - 1)
             section_base[section.index] = cursor
@@ -171,8 +173,16 @@ def build_image(obj: ObjectFile) -> Image:
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
 
 
-def _region_base(obj: ObjectFile, perms: int, sections) -> int:
-    """Where a permission class starts.  Small code goes to a slot chosen by its bytes.
+def _extent(sections) -> int:
+    """Bytes the sections take laid out in order from an aligned start."""
+    end = 0
+    for section in sections:
+        end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
+    return end
+
+
+def _code_slot(code_sections) -> int | None:
+    """The slot of an object whose code fits one, chosen by the code's bytes; None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
     addresses can alternate in one emulator without invalidating each other's
@@ -183,12 +193,25 @@ def _region_base(obj: ObjectFile, perms: int, sections) -> int:
     reuses most of what Unicorn translated for the last (the machine drops only the
     translations of the bytes that differ).  Two objects in one slot always run correctly.
     """
-    if perms == PERM_R | PERM_X:
-        end = 0
-        for section in sections:
-            end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
-        if end <= CODE_SLOT_SIZE:
-            return code_slot_address(zlib.crc32(b"".join(section.data for section in sections)) % CODE_SLOTS)
+    if not code_sections or _extent(code_sections) > CODE_SLOT_SIZE:
+        return None
+    return zlib.crc32(b"".join(section.data for section in code_sections)) % CODE_SLOTS
+
+
+def _region_base(perms: int, sections, slot: int | None, extra: int) -> int:
+    """Where a permission class starts: the object's slot for its code and read-only data, else the fixed region.
+
+    Read-only data (and the GOT, `extra` bytes) goes to the read-only slot of the same
+    number when it fits: objects alternating in one emulator then each keep their mapping,
+    where one shared region had to be unmapped and mapped again whenever the next object's
+    size differed, and code and data keep the same distance, so objects compiled alike
+    still get the same relocated code.
+    """
+    if slot is not None:
+        if perms == PERM_R | PERM_X:
+            return code_slot_address(slot)
+        if perms == PERM_R and _extent(sections) + extra <= RODATA_SLOT_SIZE:
+            return rodata_slot_address(slot)
     return REGION_BASE[perms]
 
 

@@ -20,8 +20,8 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
 from .arch.base import Architecture, CpuExtension
 from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_protect, mem_read, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
-from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
-                         STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
+from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, RODATA_SLOTS_BASE, STACK_BASE,
+                         STACK_SIZE, STACK_TOP, STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
@@ -98,6 +98,8 @@ class Machine:
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
         self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
         self._active_slot: int | None = None
+        self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
+        self._active_rodata: HostBacked | None = None
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
@@ -119,7 +121,7 @@ class Machine:
         Code in a content-chosen slot (see memory_map) stays mapped: the slot of the
         object that ran before is only made inaccessible, so its translated code
         survives for the next time it runs, and a stray jump into it still faults.
-        Other classes keep their mapping while the next segment has the same size and
+        Read-only data in a slot stays mapped the same way.  Other classes keep their mapping while the next segment has the same size and
         are rewritten only when their bytes differ (writable data always, since a run
         changes it).  Rewriting code drops Unicorn's translations of that range (it does
         not always drop those made from the old bytes by itself); the range only, so that
@@ -133,6 +135,13 @@ class Machine:
         elif self._active_slot is not None:
             mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
             self._active_slot = None
+        rodata = wanted.get(PERM_R)
+        if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
+            del wanted[PERM_R]
+            self._enter_rodata_slot(rodata)
+        elif self._active_rodata is not None:
+            self._active_rodata.protect(self.uc, UC_PROT_NONE)
+            self._active_rodata = None
         for perms in list(self._mapped):
             region = self._mapped[perms][0]
             segment = wanted.get(perms)
@@ -157,6 +166,27 @@ class Machine:
             self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
         self.host.reset()
+
+    def _enter_rodata_slot(self, segment: Segment) -> None:
+        address, data = segment.address, segment.data
+        active = self._active_rodata
+        if active is not None and active.address != address:
+            active.protect(self.uc, UC_PROT_NONE)
+        held = self._rodata_slots.get(address)
+        if held is not None and held[0].size != len(data):
+            held[0].unmap(self.uc)
+            held = None
+        if held is None:
+            region = HostBacked(self.uc, address, len(data), PERM_R)
+            region.view[:] = data
+        else:
+            region = held[0]
+            if region is not active:
+                region.protect(self.uc, PERM_R)
+            if held[1] != data:                   # another object's read-only data in this slot
+                region.view[:] = data
+        self._rodata_slots[address] = (region, data)
+        self._active_rodata = region
 
     def _write_stub_slots(self, count: int) -> None:
         """Put the code of stub slots up to `count` in the window, on first need.

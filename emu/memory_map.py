@@ -35,6 +35,12 @@ CODE_SLOTS_BASE = 0x0400_0000
 CODE_SLOT_SIZE = 0x1_0000
 CODE_SLOTS = 1024
 
+# The read-only data (and GOT) of an object whose code has a slot goes to the read-only
+# slot of the same number when it fits 1 MiB, for the same reason.  The last one ends at
+# 0x5000_0000: within reach of x86-64's 32-bit PC-relative and absolute forms.
+RODATA_SLOTS_BASE = 0x1000_0000
+RODATA_SLOT_SIZE = 0x10_0000
+
 HOST_BASE = 0x7000_0000           # scratch memory emu writes arguments into (library slots, packed args)
 HOST_SIZE = 0x10_0000
 
@@ -49,6 +55,10 @@ def page_up(value: int) -> int:
 
 def code_slot_address(slot: int) -> int:
     return CODE_SLOTS_BASE + slot * CODE_SLOT_SIZE
+
+
+def rodata_slot_address(slot: int) -> int:
+    return RODATA_SLOTS_BASE + slot * RODATA_SLOT_SIZE
 
 
 def stub_address(slot: int) -> int:

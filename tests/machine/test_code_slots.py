@@ -4,7 +4,7 @@ The machine keeps every object's code mapped at a slot chosen by its bytes (emu.
 so that objects alternating in one emulator keep their translated code.  Two objects can
 share a slot; then loading one rewrites the other's code there, and Unicorn must not run
 a translation made from the other's bytes (the machine drops those of the bytes that
-differ).  carveout_25 (one kernel) and
+differ); their read-only data shares the read-only slot of the same number.  carveout_25 (one kernel) and
 two_kernels_carveout_50 (two) differ in their loaders' code: a stale translation would run
 one object's calls for the other.
 """
@@ -21,6 +21,7 @@ from emu.entries import EntrySpec
 from emu.export import describe_export
 from emu.layout import PERM_R, PERM_X
 from emu.machine import changed_ranges
+from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE
 from emu.objfile import parse_object, read_object_bytes
 from emu.run import run_object
 
@@ -43,9 +44,7 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     copy = tmp_path / "two_kernels_carveout_50.o"
     shutil.copyfile(second, copy)
     raw = read_object_bytes(str(copy), copy.stat().st_size)
-    chosen = layout._region_base
-    monkeypatch.setattr(layout, "_region_base", lambda obj, perms, sections: first_code.address
-                        if perms == PERM_R | PERM_X else chosen(obj, perms, sections))
+    monkeypatch.setattr(layout, "_code_slot", lambda sections: (first_code.address - CODE_SLOTS_BASE) // CODE_SLOT_SIZE)
     obj = parse_object(raw, str(copy), "0" * 64)
     image = layout.build_image(obj)
     sites = architecture(obj.arch).cpu.extension_sites(image)
@@ -53,6 +52,8 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
         image.extras["vector_sites"] = sites
     code = {s.perms: s for s in image.segments}[PERM_R | PERM_X]
     assert code.address == first_code.address and code.data != first_code.data
+    rodata, first_rodata = ({s.perms: s for s in i.segments}[PERM_R] for i in (image, first_image))
+    assert rodata.address == first_rodata.address and rodata.data != first_rodata.data
     stat = copy.stat()
     key = (str(copy), stat.st_size, stat.st_mtime_ns)
     images._CACHE[key] = (image, describe_export(obj, image))
@@ -70,3 +71,18 @@ def test_changed_ranges_cover_every_differing_byte():
     new[5] = new[64] = new[65] = new[299] = 1
     assert changed_ranges(old, bytes(new)) == [(0, 128), (256, 300)]
     assert changed_ranges(old, old) == []
+
+
+def test_the_read_only_data_of_an_object_not_loaded_is_inaccessible():
+    """Another object's read-only slot stays mapped but inaccessible: a guest's stale pointer into it faults."""
+    from emu.fast_uc import mem_read
+    from emu.machine import machine_for
+    first, second = FIXTURES / "x86_64" / "carveout_25.o", FIXTURES / "x86_64" / "two_kernels.o"
+    rodata = {path: {s.perms: s for s in images.load_image(str(path))[0].segments}[PERM_R] for path in (first, second)}
+    assert rodata[first].address != rodata[second].address
+    run_object(str(first), entries=LOADERS)
+    run_object(str(second), entries=LOADERS)
+    uc = machine_for(architecture("x86_64")).uc
+    assert mem_read(uc, rodata[second].address, 8) == rodata[second].data[:8]
+    perms = {begin: perms for begin, _end, perms in uc.mem_regions()}
+    assert perms[rodata[second].address] == PERM_R and perms[rodata[first].address] == 0
