@@ -8,6 +8,7 @@ releases that pickle enums by name (Debian's 3.11.2), `getattr(_ParameterKind, '
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -201,12 +202,18 @@ def _full_arg_spec(obj: Call, fields: tuple) -> ArgSpec:
     return ArgSpec(parameters=parameters, return_annotation=_annotation(annotations.get("return", empty)))
 
 
-def decode_args_spec(data: bytes | str) -> ArgSpec:
+def decode_args_spec(data: bytes | bytearray | str) -> ArgSpec:
     """Describe the signature in an args_spec (base64 text, with or without trailing NULs).
 
     Raises ArgSpecError for anything that is not a plain pickle of an inspect.Signature or FullArgSpec.
-    Never imports or calls anything the pickle names.
+    Never imports or calls anything the pickle names.  Kept per text: every launch of an export reads it
+    (callers do not change the result).
     """
+    return _decode(bytes(data) if isinstance(data, bytearray) else data)
+
+
+@lru_cache(maxsize=256)
+def _decode(data: bytes | str) -> ArgSpec:
     raw = pickle_bytes(data)
     obj, stop_pos = run(raw)
     return _signature(obj, stop_pos)

@@ -13,7 +13,7 @@ from time import perf_counter as _clock
 
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,
-                     UC_HOOK_MEM_INVALID, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
+                     UC_HOOK_MEM_INVALID, UC_HOOK_MEM_READ, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
                      UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
@@ -103,6 +103,7 @@ class Machine:
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
+        self._probing = False                             # inside probe_reads: a stub call ends the run
         hook_code_direct(uc, self._on_stub_entry, STUB_BASE + STUB_SLOT, STUB_BASE + STUB_SIZE - 1)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
         # The instructions Unicorn lacks or runs wrongly, if the CPU has any (x86-64: AVX).
@@ -285,6 +286,41 @@ class Machine:
         value &= 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
 
+    def probe_reads(self, function: int, args: list[int], begin: int, end: int, budget: int) -> list[tuple[int, int]]:
+        """(address, size) of each load `function(*args)` makes from [begin, end) before it first calls a stub.
+
+        emu.launch.discovery learns how an export reads its arguments from this.  The run stops at
+        the first stub call, so no stub runs and no CUDA state changes; a fault or the budget ends it
+        too.  The extension's own loads (AVX) are reported as well: Unicorn's hook never sees them.
+        """
+        reads: list[tuple[int, int]] = []
+
+        def observe(address: int, size: int) -> None:
+            if begin <= address < end:
+                reads.append((address, size))
+
+        hook = self.uc.hook_add(UC_HOOK_MEM_READ, lambda _uc, _access, address, size, _value, _data: observe(address, size),
+                                begin=begin, end=end - 1)
+        if self.extension is not None:
+            self.extension.observe_reads(observe)
+        # Code translated before the hook existed would not report its loads; only the image's runs here.
+        code = [(segment.address, segment.address + len(segment.data)) for segment in self.image.segments
+                if segment.perms & PERM_X]
+        for low, high in code:
+            self.uc.ctl_remove_cache(low, high)
+        dispatcher, self.dispatcher = self.dispatcher, None      # a stub call then reaches _on_unusual_stub
+        self._probing = True
+        try:
+            self.call(function, args, budget)
+        finally:
+            self.dispatcher, self._probing = dispatcher, False
+            self.uc.hook_del(hook)
+            if self.extension is not None:
+                self.extension.observe_reads(None)
+            for low, high in code:
+                self.uc.ctl_remove_cache(low, high)
+        return reads
+
     # -- hooks ----------------------------------------------------------------------
     def _on_stub_entry(self, _engine, address: int, _size: int, _key) -> None:
         """The stub window's C-level hook: nothing may escape a ctypes callback."""
@@ -330,8 +366,11 @@ class Machine:
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 
     def _on_unusual_stub(self, address: int) -> None:
-        """Past the deadline, or execution in the stub window but not at a loaded image's stub."""
-        if _clock() > self._deadline:
+        """Past the deadline, execution in the stub window but not at a loaded image's stub, or a stub
+        called during probe_reads, which ends the probe."""
+        if self._probing:
+            self.uc.emu_stop()
+        elif _clock() > self._deadline:
             self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
         else:
             self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))

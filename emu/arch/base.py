@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from operator import and_
-from typing import Protocol
+from typing import Callable, Protocol
 
 from unicorn import Uc
 
@@ -67,6 +67,9 @@ class CpuExtension(Protocol):
 
     def take_fault(self) -> ExtensionFault | None:
         """The fault kept since the last call, if any (and forget it)."""
+
+    def observe_reads(self, observer: Callable[[int, int], None] | None) -> None:
+        """Report each memory load the extension carries out as (address, size) to `observer` (None: stop)."""
 
 
 class Cpu(Protocol):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+from functools import cached_property
 from typing import Any
 
 from ..args_spec import ArgSpecError, decode_args_spec
@@ -21,8 +22,10 @@ from ..errors import BadInput, ObjectFormatError
 from ..header import parse_header
 from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
                         resolve, scalar_bytes, shown, tensor_bytes)
-from .signature import (LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check, from_args_spec,
-                        from_header, with_spec_defaults)
+from .mangled import tensor_tokens
+from .discovery import PROBE_BUDGET, PROBE_SLOTS, SlotReads, is_struct, pattern, read_layout, slot_reads
+from .signature import (LaunchParam, LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check,
+                        from_args_spec, from_header, with_spec_defaults)
 
 MAX_ARGS_FILE_BYTES = 1 << 20
 
@@ -51,14 +54,22 @@ def beside(object_path: str, suffix: str) -> str:
     return os.path.splitext(object_path)[0] + suffix
 
 
-def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the launch runs with: the signature, every value, and where each came from."""
+def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] | None = None,
+                probe: CodeProbe | None = None) -> dict[str, Any]:
+    """What the launch runs with: the signature, every value, and where each came from.
+
+    Without a header, what args_spec cannot say (which optional parameters were None, each
+    tensor's struct) is read from the launch code by `probe` (emu.launch.discovery); with no
+    probe it is an error.
+    """
     args_file = beside(object_path, ".args.json")
     merged: dict[str, Any] = {}
     if os.path.isfile(args_file):
         merged.update(load_args_file(args_file))
     merged.update(given or {})
-    signature, spec = _signature(object_path, export, obj, arch, merged)
+    signature, spec = _signature(object_path, export, obj, arch, merged, probe)
+    if signature.unread():
+        signature = _read_from_code(signature, export.launch_function, probe, object_path)
     try:
         values = resolve(signature, merged, default_extent(export.launch_function))
     except LaunchArgumentError as error:
@@ -69,7 +80,39 @@ def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] 
                        "args_file": os.path.basename(args_file) if os.path.isfile(args_file) else None}}
 
 
-def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any]):
+def _read_from_code(signature: LaunchSignature, launch_function: str | None, probe: CodeProbe | None,
+                    path: str) -> LaunchSignature:
+    """The signature with each unread parameter's kind and struct taken from the launch code's loads."""
+    unread = signature.unread()
+    if probe is None:
+        raise LaunchSignatureError(f"without the header, the structs of {', '.join(unread)} can only be read from the "
+                                   "launch code, which is not run here; put the header beside the object", path=path)
+    first_slot = {}
+    for index, (name, _, _) in enumerate(signature.slots):
+        first_slot.setdefault(name, index)
+    reads = {name: probe.result.slot(first_slot[name]) for name in unread}
+    tensors = []
+    for param in signature.params:
+        if param.kind == "unknown" and not is_struct(reads[param.name]):
+            loads = ", ".join(f"{size}@{offset}" for offset, size in sorted(reads[param.name])) or "none"
+            raise LaunchSignatureError(f"parameter {param.name} has no annotation in args_spec and the launch code reads "
+                                       f"it as a plain value (bytes@offset: {loads}), whose type emu cannot tell; put the "
+                                       "header beside the object", path=path)
+        if param.kind in ("tensor", "unknown"):
+            tensors.append(param.name)
+    tokens = dict(zip(tensors, tensor_tokens(launch_function, len(tensors)) or []))
+    params = {}
+    for name in unread:
+        reading = read_layout(name, reads[name], tokens.get(name))
+        if reading.reason is not None:
+            raise LaunchSignatureError(f"without the header, {reading.reason}; put the header beside the object, or give "
+                                       f"the struct's fields, e.g. --arg '{name}={{\"dynamic_shapes\": [1024, 512], "
+                                       f"\"dynamic_strides\": [512]}}'", path=path)
+        params[name] = LaunchParam(name, "tensor", tensor=reading.layouts[0])
+    return signature.replaced(params, "args_spec+code")
+
+
+def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any], probe: CodeProbe | None):
     spec_text = obj.c_string(f"{export.prefix}_args_spec")
     spec, spec_error = None, None
     if spec_text is not None:
@@ -95,7 +138,8 @@ def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any]):
         why = spec_error or f"no {export.prefix}_args_spec symbol"
         raise ObjectFormatError(f"cannot build the launch arguments: no header {os.path.basename(header_path)} beside the "
                                 f"object with a launch wrapper, and {why}", path=object_path)
-    signature = from_args_spec(spec, given, export.launch_function, object_path)
+    signature = from_args_spec(spec, given, export.launch_function, object_path,
+                               (lambda: probe.result) if probe is not None else None)
     return apply_width_markers(signature, export.launch_function), spec
 
 
@@ -131,13 +175,32 @@ def pack_arguments(signature: LaunchSignature, values: dict[str, Any], host, ret
     return pointers
 
 
+class CodeProbe:
+    """The launch wrapper, run once (on first use) up to its first CUDA call with every slot of `args[]`
+    pointing at a block of the discovery pattern: which slots it reads and how it reads each block."""
+
+    def __init__(self, session, function: int, slots: int, extent: int):
+        self.session, self.function, self.slots, self.extent = session, function, slots, extent
+
+    @cached_property
+    def result(self) -> SlotReads:
+        host = self.session.machine.host
+        blocks = [host.alloc(pattern(TENSOR_DATA_BASE + i * TENSOR_DATA_STRIDE, self.extent)) for i in range(self.slots)]
+        array = host.alloc(struct.pack(f"<{self.slots}Q", *blocks))
+        end = array + 8 * self.slots
+        loads = self.session.machine.probe_reads(self.function, [array, self.slots - 1], blocks[0], end, PROBE_BUDGET)
+        return slot_reads(loads, blocks, array)
+
+
 def run_launch(call, session, export, path: str, given: dict[str, Any] | None = None) -> bool:
     """Run the launch wrapper once with the given (or default) arguments; True when it returned."""
     if export.launch_function is None:
         raise ObjectFormatError(f"the export has no launch wrapper (_mlir_{export.prefix}__mlir_ciface_*)", path=path)
     from ..images import load_image
     image, _ = load_image(path)
-    plan = launch_plan(path, export, image.obj, image.obj.arch, given)
+    function = image.functions.get(export.entry_symbol("launch"))
+    probe = CodeProbe(session, function, PROBE_SLOTS, default_extent(export.launch_function)) if function else None
+    plan = launch_plan(path, export, image.obj, image.obj.arch, given, probe)
     host = session.machine.host
     pointers = pack_arguments(plan["signature"], plan["values"], host, session.ret_slot)
     array = host.alloc(struct.pack(f"<{len(pointers)}Q", *pointers))

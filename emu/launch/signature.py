@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from ..args_spec import ArgSpec
 from ..errors import ObjectFormatError
 from ..header import SCALAR_TYPES, HeaderSignature
+from .discovery import SlotReads, reads_fit_kind
+from .tensor_struct import POINTER_SIZE, TensorLayout
+from .mangled import tensor_tokens
+from .optionals import omitted_options
 
-POINTER_SIZE = 8
-MANGLED_NAME_LIMIT = 180        # DSL.mangle_name keeps the first 180 characters
 
 # The DSL's numeric annotations and the C type its header writes for each (CHeaderGenerator.numeric_to_c_type).
 ANNOTATION_C_TYPES = {"Int8": "int8_t", "Int16": "int16_t", "Int32": "int32_t", "Int64": "int64_t",
@@ -27,7 +30,6 @@ ANNOTATION_C_TYPES = {"Int8": "int8_t", "Int16": "int16_t", "Int32": "int32_t", 
                       "Float16": "__half_raw", "BFloat16": "__nv_bfloat16"}
 _ALGEBRA = {"Shape", "Stride", "IntTuple", "Coord", "Tile", "Layout"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TENSOR_TOKEN = re.compile(r"(?:Fake)?Tensor(?=[A-Za-z_])")      # where a tensor argument's part of a mangled name starts
 
 
 class LaunchSignatureError(ObjectFormatError):
@@ -35,40 +37,11 @@ class LaunchSignatureError(ObjectFormatError):
 
 
 @dataclass(frozen=True)
-class TensorLayout:
-    """The struct `{void *data; shapes[n]; strides[m];}` a tensor is passed as."""
-    shape_count: int
-    shape_width: int            # bytes per extent: 4 or 8
-    stride_count: int
-    stride_width: int
-    shapes_offset: int = POINTER_SIZE
-    strides_offset: int | None = None
-    size: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.strides_offset is None:
-            end = self.shapes_offset + self.shape_count * self.shape_width
-            object.__setattr__(self, "strides_offset", _align(end, self.stride_width if self.stride_count else 1))
-        if self.size is None:
-            end = self.strides_offset + self.stride_count * self.stride_width
-            align = max([POINTER_SIZE] + [w for w, n in ((self.shape_width, self.shape_count),
-                                                          (self.stride_width, self.stride_count)) if n])
-            object.__setattr__(self, "size", _align(end, align))
-
-    def describe(self) -> str:
-        def part(count: int, width: int, what: str) -> str:
-            return f"int{8 * width}_t {what}[{count}]" if count else ""
-        fields = ["void *data", part(self.shape_count, self.shape_width, "dynamic_shapes"),
-                  part(self.stride_count, self.stride_width, "dynamic_strides")]
-        return "{" + "; ".join(f for f in fields if f) + "}"
-
-
-@dataclass(frozen=True)
 class LaunchParam:
     name: str
-    kind: str                   # "tensor", "tensor_list", "scalar", "stream", "pointer", "array"
+    kind: str                   # "tensor", "tensor_list", "scalar", "stream", "pointer", "array"; "unknown": to be read
     ctype: str | None = None    # scalar / array element C type
-    tensor: TensorLayout | None = None
+    tensor: TensorLayout | None = None      # None for a tensor: its struct is to be read from the launch code
     count: int | None = None    # elements of a tensor list or array
     list_size: int | None = None        # bytes of a tensor-list struct
     default: str | None = None  # args_spec's rendering of a default value
@@ -83,9 +56,12 @@ class LaunchSignature:
     def param(self, name: str) -> LaunchParam:
         return next(p for p in self.params if p.name == name)
 
+    def unread(self) -> list[str]:
+        """Parameters whose kind or tensor struct only the launch code can tell (emu.launch.discovery)."""
+        return [p.name for p in self.params if p.kind == "unknown" or (p.kind == "tensor" and p.tensor is None)]
 
-def _align(value: int, align: int) -> int:
-    return (value + align - 1) // align * align
+    def replaced(self, params: dict[str, LaunchParam], source: str) -> "LaunchSignature":
+        return LaunchSignature(source, tuple(params.get(p.name, p) for p in self.params), self.slots)
 
 
 # -- from the header ------------------------------------------------------------------------------
@@ -152,52 +128,95 @@ def is_optional(param) -> bool:
     return param.default == "None" or "type(None)" in annotation or "NoneType" in annotation or "Optional" in annotation
 
 
-def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, path: str | None = None) -> set[str]:
-    """Parameters the wrapper leaves out: those compiled with None.
+def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, path: str | None = None,
+                      probe: Callable[[], SlotReads | None] | None = None) -> tuple[set[str], dict[str, str]]:
+    """Parameters the wrapper leaves out: those compiled with None (emu.launch.optionals); and, when
+    choices remain that launch alike, the name the trace gives each parameter whose name is undecided.
 
-    The header generator drops an argument whose compile-time value was None.  Without the
-    header, arguments given by name decide: once every tensor that is not optional is given
-    (as `<prefix>.args.json` gives them all), an optional parameter not given was None.
     A stream whose default is None counts as passed (exports are compiled with one).
-    Otherwise the launch function's mangled name, which spells each None argument `_None`,
-    decides when it is not cut short: as many `None` tokens as optional parameters means all
-    were None, none means none was; anything else cannot be told apart.
+    `probe`, asked only when the name and the given arguments leave a choice, runs the launch
+    code to see how many args[] slots it reads and how it reads each one.
     """
+    forced = frozenset(name for name, value in given.items() if value is None)
     optional = [p.name for p in spec.parameters if is_optional(p) and p.kind != "VAR_KEYWORD" and p.name not in given
                 and annotation_kind(p.annotation)[0] != "stream"]     # a stream defaulting to None is still passed
     required_tensors = [p.name for p in spec.parameters if not is_optional(p) and annotation_kind(p.annotation)[0] == "tensor"]
     if not optional:
-        return set()
+        return set(forced), {}
     if given and all(name in given for name in required_tensors):
-        return set(optional)
-    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
-    tokens = mangled.split("_").count("None")
-    if tokens == 0 and len(mangled) < MANGLED_NAME_LIMIT:
-        return set()
-    if tokens == len(optional):
-        return set(optional)
+        return set(optional) | forced, {}
+    params = [p for p in spec.parameters if p.kind not in ("VAR_POSITIONAL", "VAR_KEYWORD")]
+    kinds = [(p.name, "T" if p.annotation is None or annotation_kind(p.annotation)[0] == "tensor" else None) for p in params]
+    options = omitted_options(kinds, optional, launch_function, forced)
+    if len(options) > 1 and probe is not None:
+        result = probe()
+        if result is not None and result.passed is not None:
+            slots = {p.name: len(given[p.name]) if isinstance(given.get(p.name), list) else 1 for p in params}
+
+            def fits_code(omitted: frozenset[str]) -> bool:
+                passed = [p for p in params if p.name not in omitted]
+                if sum(slots[p.name] for p in passed) != result.passed:
+                    return False
+                starts = [sum(slots[q.name] for q in passed[:i]) for i in range(len(passed))]
+                return all(reads_fit_kind(*annotation_kind(p.annotation), result.slot(start)) for p, start in zip(passed, starts))
+            options = omitted_options(kinds, optional, launch_function, forced, fits_code)
+    if len(options) == 1:
+        return set(options[0]), {}
+    labels = _interchangeable(params, options) if options else None
+    if labels is not None:
+        return set(options[0]), labels
+    listed = " or ".join("{" + ", ".join(sorted(o - forced)) + "}" for o in options[:4]) if options else "no choice"
     raise LaunchSignatureError(
         f"without the header emu cannot tell which of the optional parameters {', '.join(optional)} the export was "
-        f"compiled without ({tokens} of them); put the header beside the object", path=path)
+        f"compiled without (the mangled launch-function name and the launch code allow {listed}); put the header "
+        "beside the object, or give each one (null for one compiled without)", path=path)
 
 
-def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str) -> LaunchSignature:
-    """The signature without a header: kinds from annotations, tensor fields from the given arguments."""
-    omitted = omitted_optionals(spec, launch_function, given, path) | {name for name, value in given.items() if value is None}
+def _interchangeable(params: list, options: list[frozenset[str]]) -> dict[str, str] | None:
+    """When every choice passes the same args[] (parameters of the same kind, C type and default in the same
+    order, so the launch is the same whichever was None), the name the trace gives each parameter of the
+    first choice that another choice replaces ("a|b"); None when the choices launch differently."""
+    def passed(omitted: frozenset[str]) -> list:
+        return [p for p in params if p.name not in omitted]
+    first = passed(options[0])
+    others = [passed(option) for option in options[1:]]
+    if any([(annotation_kind(p.annotation), p.default) for p in other] !=
+           [(annotation_kind(p.annotation), p.default) for p in first] for other in others):
+        return None
+    labels = {}
+    for index, param in enumerate(first):
+        names = sorted({param.name} | {other[index].name for other in others}, key=[p.name for p in params].index)
+        if len(names) > 1:
+            labels[param.name] = "|".join(names)
+    return labels
+
+
+def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str,
+                   probe: Callable[[], SlotReads | None] | None = None) -> LaunchSignature:
+    """The signature without a header: kinds from annotations, tensor fields from the given arguments;
+    a tensor whose fields are not given has `tensor=None` and one with no annotation kind "unknown",
+    for emu.launch.discovery to read from the launch code."""
+    omitted, labels = omitted_optionals(spec, launch_function, given, path, probe)
     static = _static_tensors(spec, omitted, launch_function)
     params, slots = [], []
     for p in spec.parameters:
         if p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or p.name in omitted:
             continue
+        if p.name in labels:           # which of these was passed is unknown: the trace says so by the name
+            p = p.model_copy(update={"name": labels[p.name]})
         kind, ctype = annotation_kind(p.annotation)
         value = given.get(p.name)
         if kind is None:
             kind, ctype = _kind_from_value(value)
-        if kind is None:
+        if kind is None and value is not None:
             raise LaunchSignatureError(f"args_spec parameter {p.name} has annotation {p.annotation!r}, which does not say "
-                                       "how it is passed; put the header beside the object", path=path)
-        if kind == "tensor":
-            layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(p.name, value, path)
+                                       f"how it is passed, so {value!r} cannot be written for it; put the header beside "
+                                       "the object", path=path)
+        if kind is None:
+            params.append(LaunchParam(p.name, "unknown"))          # the launch code's loads tell (discovery)
+            slots.append((p.name, "value", 0))
+        elif kind == "tensor":
+            layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(value)
             params.append(LaunchParam(p.name, "tensor", tensor=layout))
             slots.append((p.name, "value", 0))
         elif kind == "array":
@@ -213,24 +232,12 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
     return LaunchSignature("args_spec", tuple(params), tuple(slots))
 
 
-def _tensor_tokens(launch_function: str | None, tensors: int) -> list[str] | None:
-    """Each tensor argument's part of the mangled launch-function name, in order; None when they cannot be
-    matched one to one (a class name holding "Tensor", or a name the DSL cut at 180 characters: the last
-    part is then dropped)."""
-    mangled = (launch_function or "").partition("__mlir_ciface_")[2]
-    starts = [m.start() for m in _TENSOR_TOKEN.finditer(mangled)]
-    tokens = [mangled[a:b] for a, b in zip(starts, starts[1:] + [len(mangled)])]   # spaces became "_" in some forms
-    if len(tokens) > tensors or (len(mangled) < MANGLED_NAME_LIMIT and len(tokens) != tensors):
-        return None
-    return tokens[:-1] if len(mangled) >= MANGLED_NAME_LIMIT else tokens
-
-
 def _static_tensors(spec: ArgSpec, omitted: set[str], launch_function: str | None) -> set[str]:
     """Tensors compiled with no dynamic mode: a fake tensor's name part spells each dynamic element `div<N>`
     (`FakeTensorFloat321281` is shape 128, stride 1), so one with no `div` is passed as `{void *data}`."""
     names = [p.name for p in spec.parameters if p.name not in omitted and p.kind not in ("VAR_POSITIONAL", "VAR_KEYWORD")
              and annotation_kind(p.annotation)[0] == "tensor"]
-    tokens = _tensor_tokens(launch_function, len(names)) or []
+    tokens = tensor_tokens(launch_function, len(names)) or []
     return {name for name, token in zip(names, tokens) if token.startswith("FakeTensor") and "div" not in token}
 
 
@@ -242,23 +249,13 @@ def _kind_from_value(value) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _layout_from_value(name: str, value, path: str) -> TensorLayout:
-    """A tensor's struct, from the raw form the user (or `<prefix>.args.json`) gives."""
-    if not isinstance(value, dict) or ("dynamic_shapes" not in value and "dynamic_strides" not in value
-                                       and not _all_static(value)):
-        raise LaunchSignatureError(
-            f"without the header, which fields tensor {name} is passed with cannot be read from the object (args_spec "
-            f"records only 'Tensor'): put the header beside the object, or give them in the raw form, e.g. "
-            f"--arg '{name}={{\"dynamic_shapes\": [1024, 512], \"dynamic_strides\": [512]}}'", path=path)
+def _layout_from_value(value) -> TensorLayout | None:
+    """A tensor's struct from the raw form the user (or `<prefix>.args.json`) gives; None when the value
+    does not list the struct's fields (the launch code's loads then tell, emu.launch.discovery)."""
+    if not isinstance(value, dict) or ("dynamic_shapes" not in value and "dynamic_strides" not in value):
+        return None
     shapes, strides = value.get("dynamic_shapes") or [], value.get("dynamic_strides") or []
     return TensorLayout(shape_count=len(shapes), shape_width=4, stride_count=len(strides), stride_width=8)
-
-
-def _all_static(value: dict) -> bool:
-    """`{data: ...}` alone, or a friendly form with no mode: a tensor with nothing dynamic."""
-    return set(value) <= {"data"}
-
-
 
 
 def apply_width_markers(signature: LaunchSignature, launch_function: str | None) -> LaunchSignature:
@@ -270,13 +267,13 @@ def apply_width_markers(signature: LaunchSignature, launch_function: str | None)
     extents and 64-bit strides (the DSL's default), all -> 64-bit both.  A tensor whose token
     is missing (the DSL cuts names at 180 characters) or does not fit keeps the default.
     """
-    tokens = _tensor_tokens(launch_function, sum(1 for p in signature.params if p.kind == "tensor"))
+    tokens = tensor_tokens(launch_function, sum(1 for p in signature.params if p.kind == "tensor"))
     if tokens is None:
         return signature                                 # no reliable reading
     params, index = [], 0
     for param in signature.params:
-        if param.kind == "tensor" and param.tensor is not None:
-            if index < len(tokens):
+        if param.kind == "tensor":
+            if param.tensor is not None and index < len(tokens):
                 param = _widths_from_token(param, tokens[index].count("i64"))
             index += 1
         params.append(param)

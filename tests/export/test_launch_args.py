@@ -80,12 +80,14 @@ def test_grid_follows_the_arguments_with_and_without_the_header(arch, given, exp
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_friendly_form_needs_the_header_to_pick_the_dynamic_modes(arch, tmp_path):
+def test_friendly_form_picks_the_dynamic_modes_with_or_without_the_header(arch, tmp_path):
+    """Without the header the struct comes from the launch code's loads (emu.launch.discovery), so the
+    friendly form's dynamic modes are picked the same way."""
     given = {**RAW, "a": {"shape": [4096, 8], "stride": [8, 1], "data": 0x10000}, "alpha": 4}
-    entry, configs = launch(export(arch, "add"), given)
-    assert entry.fault is None and grid(configs) == [[8, 8, 1]]
-    assert entry.launch["args"]["a"] == {"data": 0x10000, "dynamic_shapes": [4096, 8], "dynamic_strides": [8]}
-    assert "raw form" in refused(alone(export(arch, "add"), tmp_path), given).message
+    for path in (export(arch, "add"), alone(export(arch, "add"), tmp_path)):
+        entry, configs = launch(path, given)
+        assert entry.fault is None and grid(configs) == [[8, 8, 1]]
+        assert entry.launch["args"]["a"] == {"data": 0x10000, "dynamic_shapes": [4096, 8], "dynamic_strides": [8]}
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -128,11 +130,19 @@ def test_header_of_another_export_is_refused_but_the_loaders_still_run(tmp_path)
     assert "the header is not this object's" in error.message and error.exit_code == 2
 
 
-def test_without_header_or_arguments_the_launch_says_what_it_needs(tmp_path, cli):
-    result = cli("trace", alone(export("aarch64", "add"), tmp_path))
-    assert result.code == 2
-    assert "cuda_load_to_device(device=0) -> 0 SUCCESS" in result.out
-    assert "entry launch was not run" in result.err and "dynamic_shapes" in result.err
+@pytest.mark.parametrize("arch", ARCHS)
+def test_without_header_or_arguments_the_structs_are_read_from_the_launch_code(arch, tmp_path, cli):
+    """`b` is compiled with use_32bit_stride: its struct is `{data; int32 shapes[1]; int32 strides[1]}`,
+    which the loads alone would read as two int32 extents; the mangled name's part decides."""
+    with_header = json.loads(cli("trace", export(arch, "add"), "--json").out)[0]
+    result = cli("trace", alone(export(arch, "add"), tmp_path), "--json")
+    assert result.code == 0, result.err
+    without = json.loads(result.out)[0]
+    assert without["entries"][-1]["launch"]["signature"] == "args_spec+code"
+    for key in ("layouts", "args"):
+        assert without["entries"][-1]["launch"][key] == with_header["entries"][-1]["launch"][key]
+    assert without["calls"][-1]["args"]["config"] == with_header["calls"][-1]["args"]["config"]
+    assert "args (args_spec+code; ~ = default)" in cli("trace", alone(export(arch, "add"), tmp_path)).out
 
 
 def test_cli_arg_args_file_and_args_json_beside_the_object(tmp_path, cli):
@@ -241,13 +251,24 @@ def test_a_fake_tensor_with_no_dynamic_mode_needs_no_arguments_without_the_heade
 
 
 def test_optional_parameters_that_cannot_be_told_apart_without_the_header_are_named(tmp_path, cli):
-    """quack's RMSNorm has six optional parameters, three compiled as None, and a launch-function name
-    cut short: without the header or arguments the launch is refused naming them (it was a NameError)."""
+    """Hopper FMHA has two optional Int32 parameters, one compiled as None, and a launch-function name cut
+    before them: the launch code reads one int32 either way, so the launch is the same whichever it was,
+    and the trace names the argument `window_size_left|window_size_right`; given by name, it is decided.
+    quack's RMSNorm (six optional tensors, three None, name cut short) is told apart by the name's words and
+    the slots the code reads."""
     from conftest import ROOT
-    alone = tmp_path / "quack_rmsnorm.o"
-    alone.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/quack_rmsnorm.o").read_bytes())
-    result = cli("trace", str(alone))
-    assert result.code == 2, result.err
-    assert result.err.startswith(f"emu: error: {alone}: entry launch was not run: without the header emu cannot tell "
-                                 "which of the optional parameters mW, mB, mRes, mResO, mRstd, mMean"), result.err
-    assert "the 3 entries before it ran and are traced" in result.err
+    alone = tmp_path / "hopper_fmha.o"
+    alone.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/hopper_fmha.o").read_bytes())
+    result = cli("trace", str(alone), "--json")
+    assert result.code == 0, result.err
+    args = json.loads(result.out)[0]["entries"][-1]["launch"]["args"]
+    assert list(args)[-2:] == ["window_size_left|window_size_right", "stream"]
+    decided = json.loads(cli("trace", str(alone), "--json", "--arg", "window_size_left=null").out)[0]
+    assert list(decided["entries"][-1]["launch"]["args"])[-2:] == ["window_size_right", "stream"]
+    given = json.loads(cli("trace", str(alone), "--json", "--arg", "window_size_left=3").out)[0]["entries"][-1]["launch"]
+    assert list(given["args"])[-2:] == ["window_size_left", "stream"] and given["args"]["window_size_left"] == 3
+    rmsnorm = tmp_path / "quack_rmsnorm.o"
+    rmsnorm.write_bytes((ROOT / "tests/fixtures/realworld/x86_64/quack_rmsnorm.o").read_bytes())
+    traced = cli("trace", str(rmsnorm), "--json")
+    assert traced.code == 0, traced.err
+    assert list(json.loads(traced.out)[0]["entries"][-1]["launch"]["args"]) == ["mX", "mW", "mO", "mRstd", "eps", "stream"]

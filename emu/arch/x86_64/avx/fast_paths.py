@@ -38,6 +38,8 @@ def _load(zmm: int, src: Memory, aligned: bool) -> Handler:
         ea = address(uc)
         if aligned and ea % n:
             raise MisalignedAccess(insn.address, insn.size, insn.mnemonic, insn.op_str, ea, n)
+        if vf.observer is not None:
+            vf.observer(ea, n)
         try:
             data = mem_read(uc, ea, n)
         except UcError as err:

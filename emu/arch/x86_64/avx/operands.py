@@ -59,6 +59,8 @@ class Memory:
 
     def load(self, vf: VectorFile, insn: "Instruction", ea: int | None = None) -> bytes:
         ea = self.address(vf.uc) if ea is None else ea
+        if vf.observer is not None:
+            vf.observer(ea, self.nbytes)
         try:
             return mem_read(vf.uc, ea, self.nbytes)
         except UcError as err:

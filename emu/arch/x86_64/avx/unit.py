@@ -88,6 +88,9 @@ class AvxUnit:
             cache = self._caches[key] = {}
         self._cache = cache
 
+    def observe_reads(self, observer) -> None:
+        self.vectors.observer = observer
+
     def take_fault(self) -> ExtensionFault | None:
         err, self.last_error = self.last_error, None
         if err is None:

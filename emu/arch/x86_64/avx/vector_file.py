@@ -24,11 +24,14 @@ _UPPERS = sum(((1 << 384) - 1) << (512 * i + 128) for i in range(16))
 class VectorFile:
     """zmm0-31 of one emulator, with the record of which of zmm0-15 may be wider than 128 bits."""
 
-    __slots__ = ("uc", "wide", "_low16")
+    __slots__ = ("uc", "wide", "_low16", "observer")
 
     def __init__(self, uc: Uc) -> None:
         self.uc = uc
         self.wide = ALL16
+        # Called with (address, size) for each memory load the unit carries out, when set: Unicorn's
+        # read hooks never see these loads (emu.machine.Machine.probe_reads).
+        self.observer = None
         self._low16 = WideRegisterBatch(ZMM[:16])
 
     def read(self, zmm: int, nbytes: int) -> int:

@@ -1,0 +1,50 @@
+"""Real-world exports launched by default with nothing beside them: no header, no `<prefix>.args.json`.
+
+args_spec does not say which dynamic extents and strides each tensor's struct carries, nor (when the
+mangled launch-function name is cut at 180 characters) which optional parameters were compiled as None;
+emu reads both from the launch code (emu.launch.discovery). The launch must then be the one the header
+path gives: the same arguments, struct layouts, launch configurations and wrapper result, on x86-64,
+AArch64 and host-CPU (AVX) builds. Hopper FMHA is the one export where the object cannot tell which
+of two optional Int32 parameters was compiled as None (read alike by the code, cut from the name): the
+launch is the same either way, and the trace names the argument `window_size_left|window_size_right`.
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.realworld.native_trace import OBJECTS, ROOT, recorder_config
+
+IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
+UNDECIDED = {"hopper_fmha": {"window_size_right": "window_size_left|window_size_right"}}     # header's name -> emu's
+ENTRIES = ["module_load", "launch"]
+
+
+def _launch(path: str):
+    from emu.entries import EntrySpec
+    from emu.run import run_object
+    run = run_object(path, config=recorder_config(path), entries=[EntrySpec.model_validate(e) for e in ENTRIES])
+    launch = run.entries[-1]
+    assert launch.entry == "launch"
+    calls = [(c.symbol, c.args, c.ret) for c in run.calls[launch.first_call:launch.end_call]]
+    return launch, calls
+
+
+@pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
+def test_default_launch_without_header_equals_the_header_path(entry, tmp_path):
+    source = ROOT / entry["path"]
+    with_header, alone = tmp_path / "with_header", tmp_path / "alone"
+    for folder in (with_header, alone):
+        folder.mkdir()
+        shutil.copyfile(source, folder / source.name)
+    shutil.copyfile(ROOT / entry["header"], with_header / (source.stem + ".h"))
+    expected, expected_calls = _launch(str(with_header / source.name))
+    assert expected.launch["signature"] == "header"
+    launch, calls = _launch(str(alone / source.name))
+    assert launch.launch["signature"] in ("args_spec", "args_spec+code")
+    renamed = UNDECIDED.get(entry["prefix"], {})
+    assert launch.launch["layouts"] == expected.launch["layouts"]
+    assert launch.launch["args"] == {renamed.get(name, name): value for name, value in expected.launch["args"].items()}
+    assert (launch.returned, launch.fault) == (expected.returned, expected.fault)
+    assert calls == expected_calls
