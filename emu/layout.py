@@ -9,6 +9,7 @@ has a fixed region (see memory_map) so an emulator maps them once for every obje
 from __future__ import annotations
 
 import bisect
+import struct
 import zlib
 from dataclasses import dataclass, field
 from itertools import compress
@@ -101,7 +102,7 @@ def build_image(obj: ObjectFile) -> Image:
     packed = 0
     got_base = 0
     got_size = 16 + 8 * max(len(got_symbols), 1)           # its alignment and slots
-    slot = _code_slot(groups[PERM_R | PERM_X])
+    slot = _code_slot(obj, groups, uses_got=bool(got_kinds))
     for perms, sections in groups.items():
         start = cursor = _region_base(perms, sections, slot, got_size if perms == PERM_R else 0)
         for section in sections:
@@ -173,29 +174,52 @@ def build_image(obj: ObjectFile) -> Image:
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
 
 
+def _offsets(sections) -> list[int]:
+    """Where each section starts, laid out in order from an aligned start, then where the last one ends."""
+    offsets, end = [], 0
+    for section in sections:
+        offsets.append((end + section.align - 1) & ~(section.align - 1))
+        end = offsets[-1] + section.size
+    return offsets + [end]
+
+
 def _extent(sections) -> int:
     """Bytes the sections take laid out in order from an aligned start."""
-    end = 0
-    for section in sections:
-        end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
-    return end
+    return _offsets(sections)[-1]
 
 
-def _code_slot(code_sections) -> int | None:
-    """The slot of an object whose code fits one, chosen by the code's bytes; None for larger code.
+def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int | None:
+    """The slot of an object whose code fits one, chosen by what its relocated code is made of; None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
     addresses can alternate in one emulator without invalidating each other's
-    translations.  The slot comes from the code sections' bytes as compiled (before
-    relocation), so it is the same in every process (and in the persistent image store),
-    and exports whose loaders were compiled alike (one DSL release, kernels of one shape)
-    share a slot: there their relocated code is mostly the same bytes, and a new object
-    reuses most of what Unicorn translated for the last (the machine drops only the
-    translations of the bytes that differ).  Two objects in one slot always run correctly.
+    translations.  The slot comes from the code as compiled, its relocations and where
+    each symbol they name sits in its class of sections (and the GOT, when they use
+    one), so it is the same in every process (and in the persistent image store), and
+    exports compiled alike (one DSL release, kernels of one shape) share a slot, where
+    their relocated code is the same bytes: a new object reuses what Unicorn translated
+    for the last.  Two objects with different code in one slot still run correctly (the
+    machine drops the translations of the bytes that differ).
     """
-    if not code_sections or _extent(code_sections) > CODE_SLOT_SIZE:
+    code = groups[PERM_R | PERM_X]
+    if not code or _extent(code) > CODE_SLOT_SIZE:
         return None
-    return zlib.crc32(b"".join(section.data for section in code_sections)) % CODE_SLOTS
+    shape = zlib.crc32(b"".join(section.data for section in code))
+    placed = {}                                   # section index -> (class, offset in the class)
+    for perms, sections in groups.items():
+        offsets = _offsets(sections)
+        placed.update((section.index, (perms, offset)) for section, offset in zip(sections, offsets))
+        if perms == PERM_R and uses_got:
+            placed[-1] = (perms, offsets[-1])     # where the GOT follows
+    code_indices = {section.index for section in code}
+    symbols, named = obj.symbols, set()
+    for index, entries in obj.relocation_tables:
+        shape = zlib.crc32(entries, shape)
+        if index in code_indices:
+            named.update(memoryview(entries).cast("I")[3::6])
+    places = [value for i in sorted(named) if i < len(symbols)
+              for value in (*placed.get(symbols[i].shndx, (0, 0)), symbols[i].value)] + list(placed.get(-1, ()))
+    return zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % CODE_SLOTS
 
 
 def _region_base(perms: int, sections, slot: int | None, extra: int) -> int:

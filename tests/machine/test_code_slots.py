@@ -44,7 +44,7 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     copy = tmp_path / "two_kernels_carveout_50.o"
     shutil.copyfile(second, copy)
     raw = read_object_bytes(str(copy), copy.stat().st_size)
-    monkeypatch.setattr(layout, "_code_slot", lambda sections: (first_code.address - CODE_SLOTS_BASE) // CODE_SLOT_SIZE)
+    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: (first_code.address - CODE_SLOTS_BASE) // CODE_SLOT_SIZE)
     obj = parse_object(raw, str(copy), "0" * 64)
     image = layout.build_image(obj)
     sites = architecture(obj.arch).cpu.extension_sites(image)
@@ -86,3 +86,12 @@ def test_the_read_only_data_of_an_object_not_loaded_is_inaccessible():
     assert mem_read(uc, rodata[second].address, 8) == rodata[second].data[:8]
     perms = {begin: perms for begin, _end, perms in uc.mem_regions()}
     assert perms[rodata[second].address] == PERM_R and perms[rodata[first].address] == 0
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_exports_compiled_alike_share_a_slot_and_their_relocated_code(arch):
+    """carveout_25 and carveout_75 differ only in metadata: one slot, the same code bytes (one translation)."""
+    code = {name: {s.perms: s for s in images.load_image(str(FIXTURES / arch / f"{name}.o"))[0].segments}[PERM_R | PERM_X]
+            for name in ("carveout_25", "carveout_75", "two_kernels")}
+    assert code["carveout_25"] == code["carveout_75"]
+    assert code["two_kernels"].address != code["carveout_25"].address
