@@ -1,7 +1,7 @@
 """One Unicorn emulator per architecture, reused for every object a process runs.
 
 The stub window, host scratch area and stack are mapped once; loading an object only
-swaps the image's segments.  Only the stub window is hooked for code (never every
+swaps the image's segments (emu.image_mapping).  Only the stub window is hooked for code (never every
 instruction); memory faults and invalid instructions are caught by their own hooks and
 turned into `Fault` records with the location, instruction and registers.
 """
@@ -14,14 +14,15 @@ from time import perf_counter as _clock
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,
                      UC_HOOK_MEM_INVALID, UC_HOOK_MEM_READ, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
-                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
+                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture, CpuExtension
-from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_protect, mem_read, mem_write
-from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
-from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, RODATA_SLOTS_BASE, STACK_BASE,
-                         STACK_SIZE, STACK_TOP, STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
+from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_read
+from .image_mapping import ImageMapping
+from .layout import PERM_X, Image, Segment
+from .memory_map import (HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
+                         STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
@@ -94,12 +95,8 @@ class Machine:
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._read_call = arch.convention.read_call
-        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
+        self.mapping = ImageMapping(uc)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
-        self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
-        self._active_slot: int | None = None
-        self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
-        self._active_rodata: HostBacked | None = None
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
@@ -117,77 +114,14 @@ class Machine:
 
     # -- objects ------------------------------------------------------------------
     def load(self, image: Image) -> None:
-        """Map the image's segments, touching Unicorn as little as possible.
-
-        Code in a content-chosen slot (see memory_map) stays mapped: the slot of the
-        object that ran before is only made inaccessible, so its translated code
-        survives for the next time it runs, and a stray jump into it still faults.
-        Read-only data in a slot stays mapped the same way.  Other classes keep their mapping while the next segment has the same size and
-        are rewritten only when their bytes differ (writable data always, since a run
-        changes it).  Rewriting code drops Unicorn's translations of that range (it does
-        not always drop those made from the old bytes by itself); the range only, so that
-        two objects sharing a slot do not make every other object translate again.
-        """
-        wanted = {segment.perms: segment for segment in image.segments}
-        code = wanted.get(PERM_R | PERM_X)
-        if code is not None and code.address >= CODE_SLOTS_BASE:
-            del wanted[PERM_R | PERM_X]
-            self._enter_code_slot(code)
-        elif self._active_slot is not None:
-            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
-            self._active_slot = None
-        rodata = wanted.get(PERM_R)
-        if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
-            del wanted[PERM_R]
-            self._enter_rodata_slot(rodata)
-        elif self._active_rodata is not None:
-            self._active_rodata.protect(self.uc, UC_PROT_NONE)
-            self._active_rodata = None
-        for perms in list(self._mapped):
-            region = self._mapped[perms][0]
-            segment = wanted.get(perms)
-            if segment is None or segment.address != region.address or len(segment.data) != region.size:
-                del self._mapped[perms]
-                region.unmap(self.uc)
-        for perms, segment in wanted.items():
-            current = self._mapped.get(perms)
-            if current is None:
-                region = HostBacked(self.uc, segment.address, len(segment.data), perms)
-            elif current[1] == segment.data and not perms & PERM_W:
-                continue
-            else:
-                region = current[0]
-            region.view[:] = segment.data
-            if current is not None and perms & PERM_X:
-                self.uc.ctl_remove_cache(segment.address, segment.address + len(segment.data))
-            self._mapped[perms] = (region, segment.data)
+        """Map the image's segments (emu.image_mapping), hook its vector sites, and answer its stubs."""
+        code = self.mapping.load(image)
         self._hook_vector_sites(image, code)
         if image is not self.image:
             self._write_stub_slots(len(image.stub_symbols))
             self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
         self.host.reset()
-
-    def _enter_rodata_slot(self, segment: Segment) -> None:
-        address, data = segment.address, segment.data
-        active = self._active_rodata
-        if active is not None and active.address != address:
-            active.protect(self.uc, UC_PROT_NONE)
-        held = self._rodata_slots.get(address)
-        if held is not None and held[0].size != len(data):
-            held[0].unmap(self.uc)
-            held = None
-        if held is None:
-            region = HostBacked(self.uc, address, len(data), PERM_R)
-            region.view[:] = data
-        else:
-            region = held[0]
-            if region is not active:
-                region.protect(self.uc, PERM_R)
-            if held[1] != data:                   # another object's read-only data in this slot
-                region.view[:] = data
-        self._rodata_slots[address] = (region, data)
-        self._active_rodata = region
 
     def _write_stub_slots(self, count: int) -> None:
         """Put the code of stub slots up to `count` in the window, on first need.
@@ -203,27 +137,6 @@ class Machine:
                                                          for slot in range(start, count)))
         self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the zeros
         self._slots_written = count
-
-    def _enter_code_slot(self, code: Segment) -> None:
-        address, data = code.address, code.data
-        if self._active_slot is not None and self._active_slot != address:
-            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
-        held = self._code_slots.get(address)
-        if held is not None and len(held) != len(data):
-            self.uc.mem_unmap(address, len(held))
-            held = None
-        if held is None:
-            self.uc.mem_map(address, len(data), PERM_R | PERM_X)
-            mem_write(self.uc, address, data)
-        else:
-            if self._active_slot != address:
-                mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
-            if held != data:                      # another object's code in this slot
-                mem_write(self.uc, address, data)
-                for start, end in changed_ranges(held, data):
-                    self.uc.ctl_remove_cache(address + start, address + end)
-        self._code_slots[address] = data
-        self._active_slot = address
 
     def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
@@ -413,24 +326,6 @@ class Machine:
             instruction = None
         return Fault(kind=kind, message=f"{message} (at {location})", address=address, pc=pc, location=location,
                      instruction=instruction, registers=self.arch.cpu.registers(self.uc))
-
-
-def changed_ranges(old: bytes, new: bytes, chunk: int = 64) -> list[tuple[int, int]]:
-    """The [start, end) offsets where two equally long codes differ, in merged runs of `chunk`-byte blocks.
-
-    Unicorn drops a translation when its range is removed from the cache; one made only
-    from bytes that did not change stays valid, so only these ranges need removing.
-    """
-    ranges: list[tuple[int, int]] = []
-    old_view, new_view = memoryview(old), memoryview(new)
-    for start in range(0, len(new), chunk):
-        if old_view[start:start + chunk] != new_view[start:start + chunk]:
-            end = min(start + chunk, len(new))
-            if ranges and ranges[-1][1] == start:
-                ranges[-1] = (ranges[-1][0], end)
-            else:
-                ranges.append((start, end))
-    return ranges
 
 
 _MACHINES: dict[str, Machine] = {}

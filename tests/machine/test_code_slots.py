@@ -20,7 +20,7 @@ from emu.arch import architecture
 from emu.entries import EntrySpec
 from emu.export import describe_export
 from emu.layout import PERM_R, PERM_X
-from emu.machine import changed_ranges
+from emu.image_mapping import changed_ranges
 from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE
 from emu.objfile import parse_object, read_object_bytes
 from emu.run import run_object
