@@ -217,8 +217,12 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int 
         shape = zlib.crc32(entries, shape)
         if index in code_indices:
             named.update(memoryview(entries).cast("I")[3::6])
-    places = [value for i in sorted(named) if i < len(symbols)
-              for value in (*placed.get(symbols[i].shndx, (0, 0)), symbols[i].value)] + list(placed.get(-1, ()))
+    places: list[int] = []                        # per symbol the code names: its class, its section's offset, its own
+    for index in sorted(named):
+        if index < len(symbols):
+            symbol = symbols[index]
+            places += [*placed.get(symbol.shndx, (0, 0)), symbol.value]
+    places += placed.get(-1, ())
     return zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % CODE_SLOTS
 
 
