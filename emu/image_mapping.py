@@ -8,7 +8,10 @@ sizes differ, and a stray access into them still faults.  The other classes keep
 mapping while the next segment has the same size and are rewritten only when their bytes
 differ (writable data always, since a run changes it).  Rewriting code drops Unicorn's
 translations of the bytes that changed (it does not always drop those made from the old
-bytes by itself); only those, so that objects sharing a slot keep the rest.
+bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
+translation's space in Unicorn's code buffer comes back only when the whole buffer is
+flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
+alternating in one slot would otherwise grow the process by tens of KiB per switch.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from unicorn import UC_PROT_NONE, Uc
 from .fast_uc import HostBacked, mem_protect, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import CODE_SLOTS_BASE, RODATA_SLOTS_BASE
+
+FLUSH_AFTER_REWRITES = 64
 
 
 def changed_ranges(old: bytes, new: bytes, chunk: int = 64) -> list[tuple[int, int]]:
@@ -47,6 +52,17 @@ class ImageMapping:
         self._active_code: int | None = None
         self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
         self._active_rodata: HostBacked | None = None
+        self.rewrites = 0                      # code rewrites since Unicorn's code buffer was last flushed
+
+    def _drop_translations(self, address: int, ranges: list[tuple[int, int]]) -> None:
+        """Unicorn forgets what it translated from these [start, end) offsets of the code at `address`."""
+        self.rewrites += 1
+        if self.rewrites >= FLUSH_AFTER_REWRITES:
+            self.uc.ctl_flush_tb()             # gives the buffer's space back (see the module's docstring)
+            self.rewrites = 0
+            return
+        for start, end in ranges:
+            self.uc.ctl_remove_cache(address + start, address + end)
 
     def load(self, image: Image) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""
@@ -86,7 +102,7 @@ class ImageMapping:
                 region = current[0]
             region.view[:] = segment.data
             if current is not None and perms & PERM_X:
-                self.uc.ctl_remove_cache(segment.address, segment.address + len(segment.data))
+                self._drop_translations(segment.address, [(0, len(segment.data))])
             self._mapped[perms] = (region, segment.data)
 
     def _enter_code_slot(self, code: Segment) -> None:
@@ -105,8 +121,7 @@ class ImageMapping:
                 mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
             if held != data:                      # another object's code in this slot
                 mem_write(self.uc, address, data)
-                for start, end in changed_ranges(held, data):
-                    self.uc.ctl_remove_cache(address + start, address + end)
+                self._drop_translations(address, changed_ranges(held, data))
         self._code_slots[address] = data
         self._active_code = address
 

@@ -95,3 +95,17 @@ def test_exports_compiled_alike_share_a_slot_and_their_relocated_code(arch):
             for name in ("carveout_25", "carveout_75", "two_kernels")}
     assert code["carveout_25"] == code["carveout_75"]
     assert code["two_kernels"].address != code["carveout_25"].address
+
+
+def test_code_rewrites_flush_unicorns_code_buffer_now_and_then(tmp_path, monkeypatch):
+    """Dropped translations keep their space in Unicorn's buffer until a flush: rewrites are counted and flushed."""
+    from emu.image_mapping import FLUSH_AFTER_REWRITES
+    from emu.machine import machine_for
+    mapping = machine_for(architecture("x86_64")).mapping
+    flushed = []
+    monkeypatch.setattr(mapping.uc, "ctl_flush_tb", lambda: flushed.append(mapping.rewrites))
+    mapping.rewrites = FLUSH_AFTER_REWRITES - 2
+    mapping._drop_translations(0x1000, [(0, 64)])
+    assert not flushed and mapping.rewrites == FLUSH_AFTER_REWRITES - 1
+    mapping._drop_translations(0x1000, [(0, 64)])
+    assert flushed and mapping.rewrites == 0
