@@ -9,8 +9,9 @@ The launch code reads every field of every struct it is given before it calls CU
 emu runs the wrapper once, up to its first CUDA call, with each unknown argument in a
 block of its own (Machine.probe_reads), and keeps the struct layouts those loads fit: each
 load starts at a field, covers whole fields, and every field is loaded.  Where several
-layouts fit, the name's part for that tensor decides, then the DSL's defaults (32-bit
-extents, 64-bit strides); where that still leaves a choice, emu says so instead of guessing.
+layouts fit, the name's part for that tensor decides, then the reading that needs the fewest
+unusual things (fit_cost: merged loads, padding loaded, widths other than the DSL's 32-bit
+extents and 64-bit strides); where that still leaves a choice, emu says so instead of guessing.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from functools import lru_cache
 from .mangled import token_structs
 from .tensor_struct import POINTER_SIZE, TensorLayout
 
-BLOCK = 512                     # bytes of probe memory per unknown argument
+BLOCK = 512                     # bytes of probe memory per args[] slot
 PROBE_BUDGET = 200_000          # instructions: the wrapper reads its arguments long before this
 PROBE_SLOTS = 64                # args[] slots offered: more than any export's parameters and ret
 DEFAULT_WIDTHS = (4, 8)         # the DSL's FakeTensor: int32 extents, int64 strides
@@ -48,7 +49,10 @@ def slot_reads(loads: list[tuple[int, int]], blocks: list[int], array: int) -> S
         index = bisect_right(blocks, address) - 1
         if index >= 0 and address < blocks[index] + BLOCK:
             per_block[index].add((address - blocks[index], size))
-    return SlotReads(max(read) + 1 if read else None, tuple(map(frozenset, per_block)))
+    passed = max(read) + 1 if read else None
+    if passed is not None and passed >= len(blocks):
+        passed = None                        # it read every slot offered: it may take more
+    return SlotReads(passed, tuple(map(frozenset, per_block)))
 
 
 @dataclass(frozen=True)

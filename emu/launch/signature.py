@@ -198,7 +198,7 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
     for emu.launch.discovery to read from the launch code."""
     omitted, labels = omitted_optionals(spec, launch_function, given, path, probe)
     static = _static_tensors(spec, omitted, launch_function)
-    params, slots = [], []
+    params = []
     for p in spec.parameters:
         if p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or p.name in omitted:
             continue
@@ -214,22 +214,38 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
                                        "the object", path=path)
         if kind is None:
             params.append(LaunchParam(p.name, "unknown"))          # the launch code's loads tell (discovery)
-            slots.append((p.name, "value", 0))
         elif kind == "tensor":
             layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(value)
             params.append(LaunchParam(p.name, "tensor", tensor=layout))
-            slots.append((p.name, "value", 0))
         elif kind == "array":
-            if not isinstance(value, list):
-                raise LaunchSignatureError(f"without the header, the number of dynamic elements of {p.name} ({p.annotation}) "
-                                           "is unknown: give them, e.g. --arg " + f"'{p.name}=[128, 64]'", path=path)
-            params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value)))
-            slots.extend((p.name, "element", i) for i in range(len(value)))
+            params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value) if isinstance(value, list) else None))
         else:
             params.append(LaunchParam(p.name, kind, ctype=ctype, default=p.default))
-            slots.append((p.name, "address", 0))
+    params = _count_arrays(params, probe, path)
+    slots = []
+    for param in params:
+        if param.kind == "array":
+            slots.extend((param.name, "element", i) for i in range(param.count))
+        else:
+            slots.append((param.name, "address" if param.kind in ("scalar", "stream", "pointer") else "value", 0))
     slots.append(("ret", "ret", 0))
     return LaunchSignature("args_spec", tuple(params), tuple(slots))
+
+
+def _count_arrays(params: list[LaunchParam], probe: Callable[[], SlotReads | None] | None, path: str) -> list[LaunchParam]:
+    """A shape-like parameter passes one int32 per dynamic element, and args_spec does not say how many: one
+    such parameter not given takes the args[] slots the launch code reads that the others do not."""
+    unknown = [p for p in params if p.kind == "array" and p.count is None]
+    if not unknown:
+        return params
+    result = probe() if probe is not None and len(unknown) == 1 else None
+    known = sum(p.count if p.kind == "array" else 1 for p in params if p not in unknown)
+    count = result.passed - known if result is not None and result.passed is not None else None
+    if count is None or count < 0:
+        name = unknown[0].name
+        raise LaunchSignatureError(f"without the header, the number of dynamic elements of {', '.join(p.name for p in unknown)} "
+                                   f"is unknown: give them, e.g. --arg '{name}=[128, 64]'", path=path)
+    return [LaunchParam(p.name, "array", ctype="int32_t", count=count) if p is unknown[0] else p for p in params]
 
 
 def _static_tensors(spec: ArgSpec, omitted: set[str], launch_function: str | None) -> set[str]:

@@ -4,7 +4,8 @@ the header's layout or, without the header, with the layout args_spec and the gi
 `data/launch/` holds real exports (built by its build.py with nvidia-cutlass-dsl 4.8.0): `add` launches
 grid ((M // 128) // alpha, N, 1) from tensor `a`'s dynamic extents M, N and the scalar alpha, with three
 differently laid-out tensor structs; `opt` has an Optional tensor compiled as None, an Int32 whose
-Python default is 3, and launches grid (M // factor, 1, 1).  The grids below are those formulas, the
+Python default is 3, and launches grid (M // factor, 1, 1); `tiled` takes a cute.Shape of three Int32 and
+launches grid (M // tile[0], tile[1], tile[2]).  The grids below are those formulas, the
 kernel author's own, evaluated on the arguments given.
 """
 import json
@@ -272,3 +273,16 @@ def test_optional_parameters_that_cannot_be_told_apart_without_the_header_are_na
     traced = cli("trace", str(rmsnorm), "--json")
     assert traced.code == 0, traced.err
     assert list(json.loads(traced.out)[0]["entries"][-1]["launch"]["args"]) == ["mX", "mW", "mO", "mRstd", "eps", "stream"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_shape_parameter_without_the_header_takes_the_slots_the_code_reads(arch, tmp_path):
+    """`tiled` passes a cute.Shape of three Int32 as three args[] slots; args_spec only says `Shape`, so
+    without the header the element count is the slots the launch code reads that the others do not."""
+    given = {"x": {"dynamic_shapes": [4096]}, "tile": [4, 2, 3]}
+    for path in (export(arch, "tiled"), alone(export(arch, "tiled"), tmp_path)):
+        entry, configs = launch(path, given)
+        assert entry.fault is None and grid(configs) == [[1024, 2, 3]]
+        defaults, default_configs = launch(path)
+        assert defaults.launch["args"]["tile"] == [128, 128, 128] and grid(default_configs) == [[1, 128, 128]]
+    assert defaults.launch["signature"] == "args_spec+code"

@@ -8,6 +8,9 @@ Command (from the repository root, nvidia-cutlass-dsl 4.8.0, no GPU needed):
   ((M // 128) // alpha, N, 1) with M, N the dynamic extents of `a`.
 - `opt`: an Optional tensor compiled as None (the header leaves it out), an Int32 with a Python
   default of 3, and a keyword-only stream; the grid is (M // factor, 1, 1).
+- `tiled`: a `cute.Shape` of three Int32 (the header passes `int32_t *tile`, one args[] slot per
+  element); the grid is (M // tile[0], tile[1], tile[2]).
+(`tiled` was added later: built with this script into a scratch folder and only its files copied.)
 """
 import sys
 from pathlib import Path
@@ -42,6 +45,11 @@ def scale_kernel(x: cute.Tensor):
 
 
 @cute.jit
+def tiled(x: cute.Tensor, tile: cute.Shape, stream: cuda.CUstream):
+    scale_kernel(x).launch(grid=(cute.size(x, mode=[0]) // tile[0], tile[1], tile[2]), block=(128, 1, 1), stream=stream)
+
+
+@cute.jit
 def opt(x: cute.Tensor, bias: Optional[cute.Tensor], factor: cutlass.Int32 = 3, *, stream: cuda.CUstream = None):
     scale_kernel(x).launch(grid=(cute.size(x, mode=[0]) // factor, 1, 1), block=(128, 1, 1), stream=stream)
 
@@ -59,6 +67,8 @@ def main(out: Path) -> None:
             str(out / host), "add", "add")
         cute.compile(opt, x, None, cutlass.Int32(3), stream=make_fake_stream(), options=options).export_to_c(
             str(out / host), "opt", "opt")
+        tile = (cutlass.Int32(4), cutlass.Int32(2), cutlass.Int32(3))
+        cute.compile(tiled, x, tile, make_fake_stream(), options=options).export_to_c(str(out / host), "tiled", "tiled")
 
 
 if __name__ == "__main__":
