@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
-from . import sse_twin
+from . import avx512, sse_twin
 from .errors import UnsupportedInstruction
 from .fast_paths import vector_move
 from .operands import Instruction, operand
@@ -21,6 +21,10 @@ class Decoder:
         insn = next(self.capstone.disasm(raw, address, 1), None)
         if insn is None:
             raise UnsupportedInstruction(address, 0, "(bad)", raw.hex())
+        if insn.mnemonic[0] == "k" or raw[0] != 0xC5 and raw[0] != 0xC4:     # mask and EVEX forms: avx512.py
+            decoded = avx512.decode(insn)
+            if decoded is not None:
+                return decoded
         ops = tuple(operand(op, insn.address + insn.size) for op in insn.operands)
         handler = HANDLERS.get(insn.mnemonic)
         decoded = Instruction(insn.address, insn.size, insn.mnemonic, insn.op_str, ops, handler, bytes(insn.bytes))

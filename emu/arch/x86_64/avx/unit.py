@@ -95,7 +95,7 @@ class AvxUnit:
         err, self.last_error = self.last_error, None
         if err is None:
             return None
-        if type(err) is UnsupportedInstruction and not err.mnemonic.startswith("v"):
+        if type(err) is UnsupportedInstruction and not err.mnemonic.startswith(("v", "k")):
             # not a vector instruction the unit lacks: an undefined opcode (ud2, garbage bytes)
             return ExtensionFault("invalid_instruction", f"invalid instruction '{err.text}' (#UD on hardware)", err.address)
         return ExtensionFault("unsupported_instruction",

@@ -24,7 +24,7 @@ _UPPERS = sum(((1 << 384) - 1) << (512 * i + 128) for i in range(16))
 class VectorFile:
     """zmm0-31 of one emulator, with the record of which of zmm0-15 may be wider than 128 bits."""
 
-    __slots__ = ("uc", "wide", "_low16", "observer")
+    __slots__ = ("uc", "wide", "_low16", "observer", "masks")
 
     def __init__(self, uc: Uc) -> None:
         self.uc = uc
@@ -33,6 +33,7 @@ class VectorFile:
         # read hooks never see these loads (emu.machine.Machine.probe_reads).
         self.observer = None
         self._low16 = WideRegisterBatch(ZMM[:16])
+        self.masks = [0] * 8                       # k0-k7 (AVX-512): Unicorn has none (avx512.py)
 
     def read(self, zmm: int, nbytes: int) -> int:
         return int.from_bytes(reg_read_bytes(self.uc, zmm, nbytes), "little")
