@@ -23,7 +23,7 @@ from ..header import parse_header
 from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
                         resolve, scalar_bytes, shown, tensor_bytes)
 from .mangled import tensor_tokens
-from .discovery import PROBE_BUDGET, PROBE_SLOTS, SlotReads, is_struct, pattern, read_layout, slot_reads
+from .discovery import PROBE_BUDGET, PROBE_SLOTS, SlotReads, export_widths, is_struct, pattern, read_layout, slot_reads
 from .signature import (LaunchParam, LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check,
                         from_args_spec, from_header, with_spec_defaults)
 
@@ -101,9 +101,10 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
         if param.kind in ("tensor", "unknown"):
             tensors.append(param.name)
     tokens = dict(zip(tensors, tensor_tokens(launch_function, len(tensors)) or []))
+    widths = export_widths(list(tokens.values()))
     params = {}
     for name in unread:
-        reading = read_layout(name, reads[name], tokens.get(name))
+        reading = read_layout(name, reads[name], tokens.get(name), widths)
         if reading.reason is not None:
             raise LaunchSignatureError(f"without the header, {reading.reason}; put the header beside the object, or give "
                                        f"the struct's fields, e.g. --arg '{name}={{\"dynamic_shapes\": [1024, 512], "

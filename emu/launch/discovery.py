@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .mangled import token_structs
+from .mangled import name_allows, token_structs
 from .tensor_struct import POINTER_SIZE, TensorLayout
 
 BLOCK = 512                     # bytes of probe memory per args[] slot
@@ -74,20 +74,23 @@ def _fields(layout: TensorLayout) -> list[tuple[int, int]]:
             + [(layout.strides_offset + i * layout.stride_width, layout.stride_width) for i in range(layout.stride_count)])
 
 
-def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ...] | None:
+def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]], widths: tuple[int, int] = DEFAULT_WIDTHS
+             ) -> tuple[int, ...] | None:
     """How unusual the loads would be with this struct; None when they cannot be its loads.
 
     They fit when each starts at a field and, if scalar, ends at one, nothing is loaded past the
-    struct, and every field is loaded.  The cost counts what the DSL seldom makes (more dynamic
-    strides than extents), then what a compiler seldom does: scalar loads spanning two fields,
-    vector loads spanning padding or elements of two widths, an array loaded partly by scalar and
-    partly by vector loads; and last widths other than the DSL's defaults.
+    struct, and every field is loaded.  The cost counts, most telling first, what the DSL seldom
+    makes: more dynamic strides than extents, widths other than the export's (`widths`: 32-bit
+    extents and 64-bit strides unless its other tensors say otherwise), extents beyond one more
+    than the strides (a compact tensor has one static stride); then what a compiler seldom does:
+    scalar loads merging two fields (LLVM does merge two int32 extents), vector loads spanning
+    padding or elements of two widths, an array loaded partly by scalar and partly by vector loads.
     """
     fields = _fields(layout)
     starts = {offset for offset, _ in fields}
     ends = {offset + size for offset, size in fields}
     field_bytes = {byte for offset, size in fields for byte in range(offset, offset + size)}
-    widths = {offset: size for offset, size in fields}
+    sizes = {offset: size for offset, size in fields}
     arrays = {offset: "shapes" if offset < layout.strides_offset else "strides" for offset, _ in fields[1:]}
     merged = padding = mixed = 0
     loaded_as: dict[str, set[bool]] = {}        # array -> {loaded by a scalar load, by a vector load}
@@ -102,7 +105,7 @@ def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ..
             merged += sum(1 for start in starts if offset < start < offset + size)
         else:
             padding += len(span - field_bytes)
-            mixed += len({widths[start] for start in starts if offset <= start < offset + size}) > 1
+            mixed += len({sizes[start] for start in starts if offset <= start < offset + size}) > 1
         covered |= span
         for start in starts:
             if offset <= start < offset + size and start in arrays:
@@ -111,16 +114,21 @@ def fit_cost(layout: TensorLayout, reads: set[tuple[int, int]]) -> tuple[int, ..
         return None
     split = sum(1 for kinds in loaded_as.values() if len(kinds) > 1)
     unusual = int(layout.stride_count > layout.shape_count)     # dynamic strides come from dynamic extents
-    return unusual, merged, padding, mixed, split, int((layout.shape_width, layout.stride_width) != DEFAULT_WIDTHS)
+    other_widths = int(bool(layout.shape_count) and layout.shape_width != widths[0]) + \
+        int(bool(layout.stride_count) and layout.stride_width != widths[1])
+    imbalance = max(0, layout.shape_count - layout.stride_count - 1)
+    return unusual, other_widths, imbalance, merged, padding, mixed, split
 
 
-def candidates(reads: set[tuple[int, int]]) -> list[tuple[tuple[int, ...], TensorLayout]]:
+def candidates(reads: set[tuple[int, int]], widths: tuple[int, int] = DEFAULT_WIDTHS
+               ) -> list[tuple[tuple[int, ...], TensorLayout]]:
     """Every tensor struct the loads fit, with its fit_cost, cheapest first."""
-    return list(_candidates(frozenset(reads)))
+    return list(_candidates(frozenset(reads), widths))
 
 
 @lru_cache(maxsize=1024)
-def _candidates(reads: frozenset[tuple[int, int]]) -> tuple[tuple[tuple[int, ...], TensorLayout], ...]:
+def _candidates(reads: frozenset[tuple[int, int]], widths: tuple[int, int]
+                ) -> tuple[tuple[tuple[int, ...], TensorLayout], ...]:
     """candidates(), kept per set of loads: a process launches the same exports again and again."""
     top = max((offset + size for offset, size in reads), default=POINTER_SIZE)
     scalar_top = max((offset + size for offset, size in reads if size <= POINTER_SIZE), default=POINTER_SIZE)
@@ -133,24 +141,31 @@ def _candidates(reads: frozenset[tuple[int, int]]) -> tuple[tuple[tuple[int, ...
                 if end > top or end < scalar_top or top - end >= POINTER_SIZE:
                     continue                 # every field is loaded, no scalar load passes the last field
                 layout = TensorLayout(shapes, shape_width, strides, stride_width)
-                cost = fit_cost(layout, reads) if layout.size - top < POINTER_SIZE else None
+                cost = fit_cost(layout, reads, widths) if layout.size - top < POINTER_SIZE else None
                 if cost is not None:
                     found.append((cost, layout))
-    return tuple(sorted(found, key=lambda item: item[0]))
+    cheapest: dict[tuple[int, int, int, int], tuple[tuple[int, ...], TensorLayout]] = {}
+    for cost, layout in found:                       # an empty array's width is moot: one struct, its cheapest cost
+        key = struct_key(layout)
+        if key not in cheapest or cost < cheapest[key][0]:
+            cheapest[key] = (cost, layout)
+    return tuple(sorted(cheapest.values(), key=lambda item: item[0]))
 
 
-def read_layout(name: str, reads: set[tuple[int, int]], token: str | None) -> Reading:
-    """The struct of tensor `name`, from its loads and (when there is one) its part of the mangled name."""
+def read_layout(name: str, reads: set[tuple[int, int]], token: str | None,
+                widths: tuple[int, int] = DEFAULT_WIDTHS) -> Reading:
+    """The struct of tensor `name`, from its loads and (when there is one) its part of the mangled name;
+    `widths`: the extent and stride widths the export's other tensors use (export_widths)."""
     if not reads:
         return Reading((), f"the launch code did not read tensor {name} before its first CUDA call")
-    found = candidates(reads)
+    found = candidates(reads, widths)
     shown = ", ".join(f"{size}@{offset}" for offset, size in sorted(reads))
     if not found:
         return Reading((), f"the launch code's loads of tensor {name} (bytes@offset: {shown}) fit no "
                            "{void *data; dynamic_shapes[]; dynamic_strides[]} struct")
-    named_structs = token_structs(token) if token else None
-    if named_structs:
-        named = [(cost, layout) for cost, layout in found if struct_key(layout) in named_structs]
+    allows = name_allows(token)
+    if allows is not None:
+        named = [(cost, layout) for cost, layout in found if allows(struct_key(layout))]
         if not named:
             return Reading(tuple(layout for _, layout in found),
                            f"the launch code's loads of tensor {name} ({shown}) disagree with the mangled launch-function "
@@ -162,6 +177,19 @@ def read_layout(name: str, reads: set[tuple[int, int]], token: str | None) -> Re
         return Reading(tuple(best), f"the launch code's loads of tensor {name} ({shown}) fit more than one struct "
                                     f"equally well ({options})")
     return Reading(tuple(layout for _, layout in found))
+
+
+def export_widths(tokens: list[str]) -> tuple[int, int]:
+    """The extent and stride widths an export's tensors use, from their name parts that say both
+    unambiguously (a `use_32bit_stride` export says 32-bit strides); the DSL's default otherwise."""
+    seen = set()
+    for token in tokens:
+        structs = token_structs(token) or ()
+        if len(structs) == 1:
+            shapes, shape_width, strides, stride_width = next(iter(structs))
+            if shapes and strides:
+                seen.add((shape_width, stride_width))
+    return seen.pop() if len(seen) == 1 else DEFAULT_WIDTHS
 
 
 def is_struct(reads: set[tuple[int, int]]) -> bool:

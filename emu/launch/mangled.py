@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Callable
 
 MANGLED_NAME_LIMIT = 180        # DSL.mangle_name keeps the first 180 characters
 TENSOR_PREFIXES = ("FakeTensor", "Tensor", "tensorptr")
@@ -20,7 +21,8 @@ DTYPES = ("Boolean", "Int4", "Int8", "Int16", "Int32", "Int64", "Int128", "Uint8
           "Uint128", "Float64", "Float32", "TFloat32", "Float16", "BFloat16", "Float8E5M2", "Float8E4M3FN",
           "Float8E4M3B11FNUZ", "FloatNV8E5M3FNU", "Float8E4M3", "Float8E8M0FNU", "Float4E2M1FN", "Float6E3M2FN",
           "Float6E2M3FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4")
-_TENSOR_START = re.compile(r"(?:Fake)?Tensor(?=[A-Za-z_])")
+_TENSOR_START = re.compile(r"(?<=_)(?:Fake)?Tensor(?=[A-Za-z_])")      # an argument starts after "_"; a class name
+                                                                         # such as `gemmTensorOpGemm` does not
 _LAYOUT_WORD = re.compile(r"(?:i64|div\d+|\d+)+")
 MAX_READINGS = 4096
 
@@ -52,6 +54,26 @@ def tensor_tokens(launch_function: str | None, tensors: int) -> list[str] | None
     if len(tokens) > tensors or (not truncated and len(tokens) != tensors):
         return None
     return tokens[:-1] if truncated else tokens
+
+
+def name_allows(token: str | None) -> Callable[[tuple[int, int, int, int]], bool] | None:
+    """Which structs (as token_structs spells them) a tensor's part of the name allows; None: it says nothing.
+
+    A fake tensor's part spells every dynamic mode (token_structs).  A tensor from `from_dlpack`
+    prints as `Tensor<gmem, o, layout>` (`Tensorgmemodiv8i64div8i64div81`), where a dynamic extent
+    with no divisibility leaves nothing but a dynamic stride always leaves `i64`: its `i64` words
+    count its 64-bit strides, and its extents are 32-bit, of any number.
+    """
+    if not token:
+        return None
+    structs = token_structs(token)
+    if structs is not None:
+        return structs.__contains__
+    if token.startswith("Tensor"):
+        wide = token.split("_")[0].count("i64")          # the words after it are the next arguments
+        if wide:
+            return lambda key: key[2] == wide and key[3] == 8 and key[1] in (0, 4)
+    return None
 
 
 def token_structs(token: str) -> frozenset[tuple[int, int, int, int]] | None:
