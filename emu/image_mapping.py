@@ -54,7 +54,7 @@ class ImageMapping:
         self._active_rodata: HostBacked | None = None
         self.rewrites = 0                      # code rewrites since Unicorn's code buffer was last flushed
 
-    def _drop_translations(self, address: int, ranges: list[tuple[int, int]]) -> None:
+    def drop_translations(self, address: int, ranges: list[tuple[int, int]]) -> None:
         """Unicorn forgets what it translated from these [start, end) offsets of the code at `address`."""
         self.rewrites += 1
         if self.rewrites >= FLUSH_AFTER_REWRITES:
@@ -102,7 +102,7 @@ class ImageMapping:
                 region = current[0]
             region.view[:] = segment.data
             if current is not None and perms & PERM_X:
-                self._drop_translations(segment.address, [(0, len(segment.data))])
+                self.drop_translations(segment.address, [(0, len(segment.data))])
             self._mapped[perms] = (region, segment.data)
 
     def _enter_code_slot(self, code: Segment) -> None:
@@ -121,7 +121,7 @@ class ImageMapping:
                 mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
             if held != data:                      # another object's code in this slot
                 mem_write(self.uc, address, data)
-                self._drop_translations(address, changed_ranges(held, data))
+                self.drop_translations(address, changed_ranges(held, data))
         self._code_slots[address] = data
         self._active_code = address
 

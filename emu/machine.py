@@ -217,10 +217,9 @@ class Machine:
         if self.extension is not None:
             self.extension.observe_reads(observe)
         # Code translated before the hook existed would not report its loads; only the image's runs here.
-        code = [(segment.address, segment.address + len(segment.data)) for segment in self.image.segments
-                if segment.perms & PERM_X]
-        for low, high in code:
-            self.uc.ctl_remove_cache(low, high)
+        code = [(segment.address, [(0, len(segment.data))]) for segment in self.image.segments if segment.perms & PERM_X]
+        for address, everything in code:
+            self.mapping.drop_translations(address, everything)
         dispatcher, self.dispatcher = self.dispatcher, None      # a stub call then reaches _on_unusual_stub
         self._probing = True
         try:
@@ -230,8 +229,8 @@ class Machine:
             self.uc.hook_del(hook)
             if self.extension is not None:
                 self.extension.observe_reads(None)
-            for low, high in code:
-                self.uc.ctl_remove_cache(low, high)
+            for address, everything in code:           # translated with the hook: not for the real run
+                self.mapping.drop_translations(address, everything)
         return reads
 
     # -- hooks ----------------------------------------------------------------------

@@ -105,7 +105,7 @@ def test_code_rewrites_flush_unicorns_code_buffer_now_and_then(tmp_path, monkeyp
     flushed = []
     monkeypatch.setattr(mapping.uc, "ctl_flush_tb", lambda: flushed.append(mapping.rewrites))
     mapping.rewrites = FLUSH_AFTER_REWRITES - 2
-    mapping._drop_translations(0x1000, [(0, 64)])
+    mapping.drop_translations(0x1000, [(0, 64)])
     assert not flushed and mapping.rewrites == FLUSH_AFTER_REWRITES - 1
-    mapping._drop_translations(0x1000, [(0, 64)])
+    mapping.drop_translations(0x1000, [(0, 64)])
     assert flushed and mapping.rewrites == 0
