@@ -30,7 +30,7 @@ def emu(args: list[str], env: dict, cwd: Path = ROOT, python: list[str] | None =
 
 def environment(server_dir: Path, **extra: str) -> dict:
     env = {name: value for name, value in os.environ.items() if name != "EMU_NO_SERVER"}
-    env.update(EMU_SERVER_DIR=str(server_dir), PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), **extra)
+    env.update(EMU_SERVER_DIR=str(server_dir), PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])), **extra)
     return env
 
 
