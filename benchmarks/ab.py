@@ -1,13 +1,14 @@
 """Compare two checkouts of emu on the in-process figures, in alternating processes.
 
     git worktree add ../emu-before <commit>
-    python benchmarks/ab.py ../emu-before [--rounds 3] [--repeat 5]
+    python benchmarks/ab.py ../emu-before [--rounds 3] [--repeat 5] [--realworld]
 
 Runs the never-seen and parsed-once per-object measurements of bench.py for this
 checkout and the other one in turn, each in a fresh process, `--rounds` times, and
 prints each round and the median of the rounds.  This machine's speed drifts by 10-20%
 over minutes, so a change is only visible when both sides run in the same minutes.
-A comparison, not a benchmark: bench.py holds the figures the README quotes.
+`--realworld` runs the real-world exports (tests/fixtures/realworld) instead of the
+4.8.0 fixtures.  A comparison, not a benchmark: bench.py holds the figures the README quotes.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # always come from this checkout, so both sides run the same objects.
 CHILD = r"""
 import glob, json, os, statistics, sys, tempfile, time
-root, fixtures, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+root, fixtures, patterns, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 sys.path.insert(0, root)
 os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-ab-store-")
 from emu import image_store, images
@@ -32,7 +33,7 @@ from emu.entries import EntrySpec
 from emu.run import run_object
 image_store.save = lambda *a, **k: None
 entries = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
-paths = sorted(glob.glob(os.path.join(fixtures, "x86_64", "*.o")) + glob.glob(os.path.join(fixtures, "aarch64", "*.o")))
+paths = sorted(p for pattern in patterns.split(",") for p in glob.glob(os.path.join(fixtures, pattern, "*.o")))
 for path in paths:
     run_object(path, entries=entries)
 cold, warm = [], []
@@ -49,9 +50,12 @@ print(json.dumps({"cold_ms": statistics.median(cold) * 1e3, "warm_ms": statistic
 """
 
 
-def measure(root: str, repeat: int) -> dict:
-    fixtures = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0")
-    out = subprocess.run([sys.executable, "-c", CHILD, root, fixtures, str(repeat)], capture_output=True, text=True, check=True)
+def measure(root: str, repeat: int, realworld: bool) -> dict:
+    if realworld:          # every host folder the corpus has
+        fixtures, patterns = os.path.join(HERE, "tests", "fixtures", "realworld"), "*"
+    else:
+        fixtures, patterns = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0"), "x86_64,aarch64"
+    out = subprocess.run([sys.executable, "-c", CHILD, root, fixtures, patterns, str(repeat)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -60,12 +64,13 @@ def main() -> int:
     parser.add_argument("other", help="the other checkout (a git worktree of the commit to compare with)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--realworld", action="store_true", help="the real-world exports instead of the 4.8.0 fixtures")
     args = parser.parse_args()
     sides = {"this": HERE, "other": os.path.abspath(args.other)}
     results: dict[str, list[dict]] = {side: [] for side in sides}
     for round_ in range(args.rounds):
         for side, root in sides.items():
-            figures = measure(root, args.repeat)
+            figures = measure(root, args.repeat, args.realworld)
             results[side].append(figures)
             print(f"round {round_ + 1} {side:5} never seen {figures['cold_ms']:.3f} ms, parsed once {figures['warm_ms']:.3f} ms")
     for key, label in (("cold_ms", "never seen"), ("warm_ms", "parsed once")):

@@ -116,7 +116,8 @@ class HostBacked:
 
     def unmap(self, uc: Uc) -> None:
         uc.mem_unmap(self.address, self.size)
-        uc.emu_backed.remove(self)
+        if self in uc.emu_backed:              # not while inaccessible (protect)
+            uc.emu_backed.remove(self)
         self.view.release()
         del self._pin
         self._buffer.close()
@@ -124,6 +125,17 @@ class HostBacked:
     def write(self, address: int, data: bytes) -> None:
         start = address - self.address
         self.view[start:start + len(data)] = data
+
+    def protect(self, uc: Uc, perms: int) -> None:
+        """Change what the guest may do here.  While it may do nothing, the region is left out of the
+        regions emu reads and writes directly (`_backed` scans them on every access)."""
+        mem_protect(uc, self.address, self.size, perms)
+        backed = uc.emu_backed
+        if not perms:
+            backed.remove(self)
+        elif self not in backed:
+            backed.append(self)
+        self.perms = perms
 
 
 def _backed(uc: Uc, address: int, size: int) -> HostBacked | None:
@@ -202,15 +214,25 @@ class RegisterBatch:
 _HOOK_CODE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 
 
+def code_hook_callback(callback):
+    """`callback(engine, address, size, key)` as the C function a code hook calls (see hook_code_direct).
+
+    Made once and passed to every hook of one callback: a machine that hooks each
+    vector site of every object it loads would otherwise build a C thunk per site.
+    """
+    return _HOOK_CODE(callback)
+
+
 def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
     """A code hook whose C callback is `callback(engine, address, size, key)` itself.
 
     Unicorn's Python hook_add wraps every callback in two more Python frames (an
     exception guard and an argument adapter); on the stub window that runs for every
     stub call.  The callback must not raise: an exception raised in a ctypes callback
-    is printed and dropped, so it keeps its own guard.
+    is printed and dropped, so it keeps its own guard.  `callback` may be one that
+    `code_hook_callback` made already.
     """
-    function = _HOOK_CODE(callback)
+    function = callback if isinstance(callback, _HOOK_CODE) else _HOOK_CODE(callback)
     handle = _HOOK_HANDLE()
     status = _LIB.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_CODE, function, ctypes.c_void_p(0),
                               ctypes.c_uint64(begin), ctypes.c_uint64(end))

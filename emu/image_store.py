@@ -3,10 +3,13 @@
 Parsing needs LIEF, whose import and teardown cost about half a second: most of a short
 `python -m emu run`.  The first run of an object stores what parsing produced (sections,
 symbols, relocations, the relocated segments, the export description, the vector
-instruction sites, what each embedded cubin says) as JSON under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
-of the same bytes read it back and never import LIEF.  The store holds only emu's own
-output, as plain JSON (no pickle); an entry that does not read back cleanly is ignored
-and rebuilt.  `EMU_CACHE_DIR=off` disables it.
+instruction sites, what each embedded cubin says) under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
+of the same bytes read it back and never import LIEF.  An entry is `<sha256>.json`, plain
+JSON, with every byte string (section data, RELA tables, segments) kept as an
+(offset, length) into `<sha256>.bin` beside it: reading bytes back as they are costs a
+tenth of decoding them from base64 in JSON.  The store holds only emu's own output (no
+pickle); an entry that does not read back cleanly is ignored and rebuilt.
+`EMU_CACHE_DIR=off` disables it.
 
 An entry is what emu's code made of the object, so its key is the object's SHA-256
 under a folder named by a digest of that code (`CODE`): changing a line of the parser,
@@ -16,7 +19,6 @@ shape what an entry holds must be listed in `CODE`.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ from .export import Export
 from .layout import Image, Segment
 from .objfile import ObjectFile, Section, Symbol
 
-FORMAT = 3     # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"])
+FORMAT = 4     # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in <sha256>.bin
 
 # The code whose output an entry stores, relative to the emu package: files, and
 # folders whose *.py files all count.
@@ -72,8 +74,17 @@ def _entry_path(sha256: str) -> str | None:
     return f"{folder}{os.sep}{sha256}.json" if folder else None
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+class _Blob:
+    """The byte strings of one entry, appended in turn: each is kept in the record as [offset, length]."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, data: bytes) -> list[int]:
+        self.parts.append(data)
+        self.size += len(data)
+        return [self.size - len(data), len(data)]
 
 
 def save(image: Image, export: Export) -> None:
@@ -81,25 +92,30 @@ def save(image: Image, export: Export) -> None:
     if path is None:
         return
     from .cuda.loading import stored_cubins     # read with LIEF, which parsing the object has imported
-    obj = image.obj
+    obj, blob = image.obj, _Blob()
     record = {
         "format": FORMAT, "sha256": obj.sha256, "arch": obj.arch,
-        "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, _b64(s.data)] for s in obj.sections],
+        "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, blob.add(s.data)] for s in obj.sections],
         "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols],
-        "relocation_tables": [[index, _b64(entries)] for index, entries in obj.relocation_tables],
-        "segments": [[s.address, _b64(s.data), s.perms] for s in image.segments],
+        "relocation_tables": [[index, blob.add(entries)] for index, entries in obj.relocation_tables],
+        "segments": [[s.address, blob.add(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
         "got_base": image.got_base, "extras": {**image.extras, "cubins": stored_cubins(image)},
         "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
     }
+    record["bytes"] = blob.size
     import tempfile     # only a run that stores pays for importing it
 
+    folder = os.path.dirname(path)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(handle, "w") as out:
-            json.dump(record, out, separators=(",", ":"))
-        os.replace(temporary, path)
+        os.makedirs(folder, exist_ok=True)
+        # the bytes first: a record is only ever read beside the bytes it names
+        payloads = ((".bin", b"".join(blob.parts)), (".json", json.dumps(record, separators=(",", ":")).encode()))
+        for suffix, payload in payloads:
+            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                out.write(payload)
+            os.replace(temporary, path[:-len(".json")] + suffix)
     except OSError:
         pass   # a read-only or full disk only costs the next run a parse
 
@@ -113,14 +129,24 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
             record = json.loads(handle.read())
         if record.get("format") != FORMAT or record.get("sha256") != sha256:
             return None
-        tables = [(index, base64.b64decode(entries)) for index, entries in record["relocation_tables"]]
+        with open(entry[:-len(".json")] + ".bin", "rb") as handle:
+            blob = handle.read()
+        if len(blob) != record["bytes"]:
+            return None                       # bytes of another save, or cut short
+
+        def piece(offset: int, length: int) -> bytes:
+            if not 0 <= offset <= offset + length <= len(blob):
+                raise ValueError("a piece outside the entry's bytes")
+            return blob[offset:offset + length]
+
+        tables = [(index, piece(*where)) for index, where in record["relocation_tables"]]
         if any(len(entries) % 24 for _, entries in tables):
             return None
         obj = ObjectFile(path=path, arch=record["arch"], sha256=sha256,
-                         sections=[Section(*s[:8], base64.b64decode(s[8])) for s in record["sections"]],
+                         sections=[Section(*s[:8], piece(*s[8])) for s in record["sections"]],
                          symbols=[Symbol(*s) for s in record["symbols"]],
                          relocation_tables=tables)
-        image = Image(obj, [Segment(a, base64.b64decode(d), p) for a, d, p in record["segments"]],
+        image = Image(obj, [Segment(a, piece(*where), p) for a, where, p in record["segments"]],
                       record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
                       record["extras"])
         raw = record["export"]

@@ -9,14 +9,16 @@ has a fixed region (see memory_map) so an emulator maps them once for every obje
 from __future__ import annotations
 
 import bisect
+import struct
+import zlib
 from dataclasses import dataclass, field
 from itertools import compress
 
 from .arch import architecture
 from .errors import ObjectFormatError, RelocationError
 from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         PAGE, RODATA_BASE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_address, page_up,
-                         stub_address)
+                         PAGE, RODATA_BASE, RODATA_SLOT_SIZE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS,
+                         code_slot_address, page_up, rodata_slot_address, stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import RelocationPlan, relocate, types_used
@@ -99,8 +101,10 @@ def build_image(obj: ObjectFile) -> Image:
     segment_plan = []                       # (address, size, perms, buffer offset)
     packed = 0
     got_base = 0
+    got_size = 16 + 8 * max(len(got_symbols), 1)           # its alignment and slots
+    slot = _code_slot(obj, groups, uses_got=bool(got_kinds))
     for perms, sections in groups.items():
-        start = cursor = _region_base(obj, perms, sections)
+        start = cursor = _region_base(perms, sections, slot, got_size if perms == PERM_R else 0)
         for section in sections:
             cursor = (cursor + section.align - 1) & ~(section.align - 1)
             section_base[section.index] = cursor
@@ -170,21 +174,72 @@ def build_image(obj: ObjectFile) -> Image:
     return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
 
 
-def _region_base(obj: ObjectFile, perms: int, sections) -> int:
-    """Where a permission class starts.  Small code goes to a slot chosen by content.
+def _offsets(sections) -> list[int]:
+    """Where each section starts, laid out in order from an aligned start, then where the last one ends."""
+    offsets, end = [], 0
+    for section in sections:
+        offsets.append((end + section.align - 1) & ~(section.align - 1))
+        end = offsets[-1] + section.size
+    return offsets + [end]
+
+
+def _extent(sections) -> int:
+    """Bytes the sections take laid out in order from an aligned start."""
+    return _offsets(sections)[-1]
+
+
+def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int | None:
+    """The slot of an object whose code fits one, chosen by what its relocated code is made of; None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
     addresses can alternate in one emulator without invalidating each other's
-    translations.  The slot comes from the object's hash, so it is the same in every
-    process (and in the persistent image store); two objects in one slot still run
-    correctly, the second just retranslates.
+    translations.  The slot comes from the code as compiled, its relocations and where
+    each symbol they name sits in its class of sections (and the GOT, when they use
+    one), so it is the same in every process (and in the persistent image store), and
+    exports compiled alike (one DSL release, kernels of one shape) share a slot, where
+    their relocated code is the same bytes: a new object reuses what Unicorn translated
+    for the last.  Two objects with different code in one slot still run correctly (the
+    machine drops the translations of the bytes that differ).
     """
-    if perms == PERM_R | PERM_X:
-        end = 0
-        for section in sections:
-            end = ((end + section.align - 1) & ~(section.align - 1)) + section.size
-        if end <= CODE_SLOT_SIZE:
-            return code_slot_address(int(obj.sha256[:8], 16) % CODE_SLOTS)
+    code = groups[PERM_R | PERM_X]
+    if not code or _extent(code) > CODE_SLOT_SIZE:
+        return None
+    shape = zlib.crc32(b"".join(section.data for section in code))
+    placed = {}                                   # section index -> (class, offset in the class)
+    for perms, sections in groups.items():
+        offsets = _offsets(sections)
+        placed.update((section.index, (perms, offset)) for section, offset in zip(sections, offsets))
+        if perms == PERM_R and uses_got:
+            placed[-1] = (perms, offsets[-1])     # where the GOT follows
+    code_indices = {section.index for section in code}
+    symbols, named = obj.symbols, set()
+    for index, entries in obj.relocation_tables:
+        shape = zlib.crc32(entries, shape)
+        if index in code_indices:
+            named.update(memoryview(entries).cast("I")[3::6])
+    places: list[int] = []                        # per symbol the code names: its class, its section's offset, its own
+    for index in sorted(named):
+        if index < len(symbols):
+            symbol = symbols[index]
+            places += [*placed.get(symbol.shndx, (0, 0)), symbol.value]
+    places += placed.get(-1, ())
+    return zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % CODE_SLOTS
+
+
+def _region_base(perms: int, sections, slot: int | None, extra: int) -> int:
+    """Where a permission class starts: the object's slot for its code and read-only data, else the fixed region.
+
+    Read-only data (and the GOT, `extra` bytes) goes to the read-only slot of the same
+    number when it fits: objects alternating in one emulator then each keep their mapping,
+    where one shared region had to be unmapped and mapped again whenever the next object's
+    size differed, and code and data keep the same distance, so objects compiled alike
+    still get the same relocated code.
+    """
+    if slot is not None:
+        if perms == PERM_R | PERM_X:
+            return code_slot_address(slot)
+        if perms == PERM_R and _extent(sections) + extra <= RODATA_SLOT_SIZE:
+            return rodata_slot_address(slot)
     return REGION_BASE[perms]
 
 

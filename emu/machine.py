@@ -1,7 +1,7 @@
 """One Unicorn emulator per architecture, reused for every object a process runs.
 
 The stub window, host scratch area and stack are mapped once; loading an object only
-swaps the image's segments.  Only the stub window is hooked for code (never every
+swaps the image's segments (emu.image_mapping).  Only the stub window is hooked for code (never every
 instruction); memory faults and invalid instructions are caught by their own hooks and
 turned into `Fault` records with the location, instruction and registers.
 """
@@ -14,14 +14,15 @@ from time import perf_counter as _clock
 from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVALID, UC_ERR_READ_PROT,
                      UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT, UC_ERR_WRITE_UNMAPPED, UC_HOOK_INSN_INVALID,
                      UC_HOOK_MEM_INVALID, UC_HOOK_MEM_READ, UC_MEM_FETCH_PROT, UC_MEM_FETCH_UNMAPPED, UC_MEM_READ_PROT,
-                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_NONE, UC_PROT_READ,
+                     UC_MEM_READ_UNMAPPED, UC_MEM_WRITE_PROT, UC_MEM_WRITE_UNMAPPED, UC_PROT_READ,
                      UC_PROT_WRITE, UcError)
 
 from .arch.base import Architecture, CpuExtension
-from .fast_uc import HostBacked, hook_code_direct, mem_protect, mem_read, mem_write
-from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
-from .memory_map import (CODE_SLOTS_BASE, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP,
-                         STUB_BASE, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, STUB_SLOTS, stub_address)
+from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_read
+from .image_mapping import ImageMapping
+from .layout import PERM_X, Image, Segment
+from .memory_map import (HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
+                         STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
@@ -82,8 +83,8 @@ class Machine:
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
-        uc.mem_write(STUB_BASE, b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
-                                         for slot in range(STUB_SLOTS)))
+        self._slots_written = 0                           # stub slots whose code is in the window (see load)
+        self._write_stub_slots(1)                         # slot 0, the return sentinel
         # the slots' shared return path, and the word it returns (written by set_stub_result)
         self._stub_return = HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4)
         self._stub_return.write(STUB_RETURN, cpu.stub_return_code(STUB_RETURN, STUB_RESULT))
@@ -94,11 +95,8 @@ class Machine:
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._read_call = arch.convention.read_call
-        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
+        self.mapping = ImageMapping(uc)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
-        self._site_code: dict[int, bytes] = {}                          # code address -> bytes the extension saw there
-        self._code_slots: dict[int, bytes] = {}          # slot address -> code bytes mapped there
-        self._active_slot: int | None = None
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
@@ -109,73 +107,36 @@ class Machine:
         self.extension: CpuExtension | None = cpu.create_extension(uc)
         if self.extension is not None:
             uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
+            self._site_callback = code_hook_callback(self._on_site_entry)    # one C callback for every site hook
 
     def _on_invalid(self, _uc, _user_data) -> bool:
         return self.extension.on_invalid_instruction()
 
     # -- objects ------------------------------------------------------------------
     def load(self, image: Image) -> None:
-        """Map the image's segments, touching Unicorn as little as possible.
-
-        Code in a content-chosen slot (see memory_map) stays mapped: the slot of the
-        object that ran before is only made inaccessible, so its translated code
-        survives for the next time it runs, and a stray jump into it still faults.
-        Other classes keep their mapping while the next segment has the same size and
-        are rewritten only when their bytes differ (writable data always, since a run
-        changes it).  Rewriting code flushes Unicorn's translations: it does not always
-        drop those made from the old bytes, and removing a range leaks native memory.
-        """
-        wanted = {segment.perms: segment for segment in image.segments}
-        code = wanted.get(PERM_R | PERM_X)
-        if code is not None and code.address >= CODE_SLOTS_BASE:
-            del wanted[PERM_R | PERM_X]
-            self._enter_code_slot(code)
-        elif self._active_slot is not None:
-            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
-            self._active_slot = None
-        for perms in list(self._mapped):
-            region = self._mapped[perms][0]
-            segment = wanted.get(perms)
-            if segment is None or segment.address != region.address or len(segment.data) != region.size:
-                del self._mapped[perms]
-                region.unmap(self.uc)
-        for perms, segment in wanted.items():
-            current = self._mapped.get(perms)
-            if current is None:
-                region = HostBacked(self.uc, segment.address, len(segment.data), perms)
-            elif current[1] == segment.data and not perms & PERM_W:
-                continue
-            else:
-                region = current[0]
-            region.view[:] = segment.data
-            if current is not None and perms & PERM_X:
-                self.uc.ctl_flush_tb()
-            self._mapped[perms] = (region, segment.data)
+        """Map the image's segments (emu.image_mapping), hook its vector sites, and answer its stubs."""
+        code = self.mapping.load(image)
         self._hook_vector_sites(image, code)
         if image is not self.image:
+            self._write_stub_slots(len(image.stub_symbols))
             self._stub_plans = slot_plans(image.stub_symbols)
         self.image = image
         self.host.reset()
 
-    def _enter_code_slot(self, code: Segment) -> None:
-        address, data = code.address, code.data
-        if self._active_slot is not None and self._active_slot != address:
-            mem_protect(self.uc, self._active_slot, len(self._code_slots[self._active_slot]), UC_PROT_NONE)
-        held = self._code_slots.get(address)
-        if held is not None and len(held) != len(data):
-            self.uc.mem_unmap(address, len(held))
-            held = None
-        if held is None:
-            self.uc.mem_map(address, len(data), PERM_R | PERM_X)
-            mem_write(self.uc, address, data)
-        else:
-            if self._active_slot != address:
-                mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
-            if held != data:                      # another object hashed to this slot
-                mem_write(self.uc, address, data)
-                self.uc.ctl_flush_tb()
-        self._code_slots[address] = data
-        self._active_slot = address
+    def _write_stub_slots(self, count: int) -> None:
+        """Put the code of stub slots up to `count` in the window, on first need.
+
+        An object uses a few dozen of the 4,096 slots; writing all of them cost every
+        process about 5 ms per architecture.  A slot without code is still caught by the
+        window's hook before anything there runs (and reported: no stub there).
+        """
+        if count <= self._slots_written:
+            return
+        start, cpu = self._slots_written, self.arch.cpu
+        self.uc.mem_write(stub_address(start), b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
+                                                         for slot in range(start, count)))
+        self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the zeros
+        self._slots_written = count
 
     def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
@@ -194,14 +155,11 @@ class Machine:
         self._site_hooks = None
         if code is None:
             return
-        seen = self._site_code.get(address)
-        if seen is not None and seen != data and self.extension is not None:
-            self.extension.code_changed()     # what it decoded describes other bytes at these addresses
-        self._site_code[address] = data
-        sites = image.extras.get("vector_sites") or ()
-        if sites and self.extension is None:
+        if self.extension is None:
             return                       # an architecture without an extension has no sites to hand it
-        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._on_site_entry, site, site) for site in sites])
+        self.extension.code_changed(address, data)
+        sites = image.extras.get("vector_sites") or ()
+        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._site_callback, site, site) for site in sites])
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
@@ -259,10 +217,9 @@ class Machine:
         if self.extension is not None:
             self.extension.observe_reads(observe)
         # Code translated before the hook existed would not report its loads; only the image's runs here.
-        code = [(segment.address, segment.address + len(segment.data)) for segment in self.image.segments
-                if segment.perms & PERM_X]
-        for low, high in code:
-            self.uc.ctl_remove_cache(low, high)
+        code = [(segment.address, [(0, len(segment.data))]) for segment in self.image.segments if segment.perms & PERM_X]
+        for address, everything in code:
+            self.mapping.drop_translations(address, everything)
         dispatcher, self.dispatcher = self.dispatcher, None      # a stub call then reaches _on_unusual_stub
         self._probing = True
         try:
@@ -272,8 +229,8 @@ class Machine:
             self.uc.hook_del(hook)
             if self.extension is not None:
                 self.extension.observe_reads(None)
-            for low, high in code:
-                self.uc.ctl_remove_cache(low, high)
+            for address, everything in code:           # translated with the hook: not for the real run
+                self.mapping.drop_translations(address, everything)
         return reads
 
     # -- hooks ----------------------------------------------------------------------

@@ -28,11 +28,18 @@ RODATA_BASE = 0x0200_0000         # R: read-only sections and the GOT
 DATA_BASE = 0x0300_0000           # RW: writable sections, NOBITS zero-filled
 
 # Code of at most 64 KiB (every loader export seen) goes to one of 1,024 slots chosen by
-# the object's hash instead, so objects alternating in one emulator keep their translated
-# code.  The last slot ends at 0x0800_0000: still within CALL26 reach of every stub.
+# its bytes instead (emu.layout), so objects alternating in one emulator keep their
+# translated code, and objects compiled alike share it.  The last slot ends at
+# 0x0800_0000: still within CALL26 reach of every stub.
 CODE_SLOTS_BASE = 0x0400_0000
 CODE_SLOT_SIZE = 0x1_0000
 CODE_SLOTS = 1024
+
+# The read-only data (and GOT) of an object whose code has a slot goes to the read-only
+# slot of the same number when it fits 1 MiB, for the same reason.  The last one ends at
+# 0x5000_0000: within reach of x86-64's 32-bit PC-relative and absolute forms.
+RODATA_SLOTS_BASE = 0x1000_0000
+RODATA_SLOT_SIZE = 0x10_0000
 
 HOST_BASE = 0x7000_0000           # scratch memory emu writes arguments into (library slots, packed args)
 HOST_SIZE = 0x10_0000
@@ -48,6 +55,10 @@ def page_up(value: int) -> int:
 
 def code_slot_address(slot: int) -> int:
     return CODE_SLOTS_BASE + slot * CODE_SLOT_SIZE
+
+
+def rodata_slot_address(slot: int) -> int:
+    return RODATA_SLOTS_BASE + slot * RODATA_SLOT_SIZE
 
 
 def stub_address(slot: int) -> int:

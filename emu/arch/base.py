@@ -62,8 +62,8 @@ class CpuExtension(Protocol):
     def on_site(self, address: int) -> None:
         """Execution reached a site: carry out its instruction and continue after it, or keep a fault and stop."""
 
-    def code_changed(self) -> None:
-        """Code at addresses seen before was replaced: forget what was decoded there."""
+    def code_changed(self, address: int, code: bytes) -> None:
+        """`code` is now what is mapped at `address`: what was decoded for other bytes there no longer holds."""
 
     def take_fault(self) -> ExtensionFault | None:
         """The fault kept since the last call, if any (and forget it)."""

@@ -32,19 +32,31 @@ def test_an_entry_reads_back_as_the_same_image(stored):
     assert loaded.obj.relocation_tables == obj.relocation_tables and loaded.obj.relocations == obj.relocations
 
 
-@pytest.mark.parametrize("spoil", ["not json", "wrong format", "truncated relocation table"])
+@pytest.mark.parametrize("spoil", ["not json", "wrong format", "truncated relocation table", "piece past the bytes",
+                                   "bytes cut short", "no bytes"])
 def test_a_bad_entry_is_ignored(stored, spoil):
     obj, _, _, entry = stored
     with open(entry) as handle:
         record = json.load(handle)
+    blob = entry[:-len(".json")] + ".bin"
     if spoil == "not json":
         text = "{"
+    elif spoil == "bytes cut short":
+        with open(blob, "r+b") as handle:
+            handle.truncate(record["bytes"] - 1)
+        text = json.dumps(record)
+    elif spoil == "no bytes":
+        os.remove(blob)
+        text = json.dumps(record)
     else:
         if spoil == "wrong format":
             record["format"] = -1
+        elif spoil == "truncated relocation table":
+            index, (offset, _) = record["relocation_tables"][0]
+            record["relocation_tables"][0] = [index, [offset, 3]]       # 3 bytes, not whole 24-byte entries
         else:
-            index, _ = record["relocation_tables"][0]
-            record["relocation_tables"][0] = [index, "AAAA"]       # 3 bytes, not whole 24-byte entries
+            address, _, perms = record["segments"][0]
+            record["segments"][0] = [address, [record["bytes"] - 8, 16], perms]
         text = json.dumps(record)
     with open(entry, "w") as handle:
         handle.write(text)

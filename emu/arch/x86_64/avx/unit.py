@@ -24,6 +24,7 @@ if TYPE_CHECKING:                       # operands imports capstone, which a run
     from .operands import Instruction
 
 _RIP, _MXCSR = UX.UC_X86_REG_RIP, UX.UC_X86_REG_MXCSR
+_CODE_CACHES_MAX = 1024
 PORTABLE_REBUILD = ("Rebuild the export for a portable CPU: "
                     "--host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'")
 
@@ -35,7 +36,8 @@ class AvxUnit:
         self.uc = uc
         self.vectors = VectorFile(uc)
         self._decoder = None                      # created on first decode: it imports capstone
-        self._cache: dict[int, Instruction] = {}
+        self._cache: dict[int, Instruction] = {}  # address -> decode, for the code mapped now (code_changed)
+        self._caches: dict[tuple[int, bytes], dict[int, Instruction]] = {}   # (address, code) -> its decodes
         self.last_error: UnsupportedInstruction | None = None
         # Whether a cached decode is checked against the bytes now at its address.  An
         # owner that knows when code changes (emu's Machine: code is read-only to the
@@ -70,8 +72,21 @@ class AvxUnit:
         # includes RIP, made inside a code hook, does not redirect execution (the site runs again).
         reg_write64(self.uc, _RIP, address + insn.size)
 
-    def code_changed(self) -> None:
-        self._cache.clear()
+    def code_changed(self, address: int, code: bytes) -> None:
+        """`code` is now mapped at `address`: use the decodes made for exactly that code, kept per code.
+
+        An emulator that runs many objects in turn maps each one's code again and again
+        (possibly at an address another object's code used): keeping each code's decodes
+        means an object run again never decodes its sites again.  Bounded: a process may
+        see any number of objects.
+        """
+        key = (address, code)
+        cache = self._caches.get(key)
+        if cache is None:
+            if len(self._caches) >= _CODE_CACHES_MAX:
+                self._caches.clear()
+            cache = self._caches[key] = {}
+        self._cache = cache
 
     def observe_reads(self, observer) -> None:
         self.vectors.observer = observer

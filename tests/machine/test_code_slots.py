@@ -1,0 +1,111 @@
+"""Objects whose code shares one content-chosen slot still each run their own code.
+
+The machine keeps every object's code mapped at a slot chosen by its bytes (emu.layout),
+so that objects alternating in one emulator keep their translated code.  Two objects can
+share a slot; then loading one rewrites the other's code there, and Unicorn must not run
+a translation made from the other's bytes (the machine drops those of the bytes that
+differ); their read-only data shares the read-only slot of the same number.  carveout_25 (one kernel) and
+two_kernels_carveout_50 (two) differ in their loaders' code: a stale translation would run
+one object's calls for the other.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from emu import images, layout
+from emu.arch import architecture
+from emu.entries import EntrySpec
+from emu.export import describe_export
+from emu.layout import PERM_R, PERM_X
+from emu.image_mapping import changed_ranges
+from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE
+from emu.objfile import parse_object, read_object_bytes
+from emu.run import run_object
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
+LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+
+
+def _calls(run) -> list[tuple]:
+    return [(call.entry, call.symbol, call.args, call.outputs, call.ret, call.caller) for call in run.calls]
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypatch):
+    first, second = FIXTURES / arch / "carveout_25.o", FIXTURES / arch / "two_kernels_carveout_50.o"
+    expected = {path: _calls(run_object(str(path), entries=LOADERS)) for path in (first, second)}
+    assert expected[first] != expected[second]
+    first_image, _ = images.load_image(str(first))
+    first_code = {s.perms: s for s in first_image.segments}[PERM_R | PERM_X]
+    # two_kernels_carveout_50, laid out in carveout_25's code slot
+    copy = tmp_path / "two_kernels_carveout_50.o"
+    shutil.copyfile(second, copy)
+    raw = read_object_bytes(str(copy), copy.stat().st_size)
+    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: (first_code.address - CODE_SLOTS_BASE) // CODE_SLOT_SIZE)
+    obj = parse_object(raw, str(copy), "0" * 64)
+    image = layout.build_image(obj)
+    sites = architecture(obj.arch).cpu.extension_sites(image)
+    if sites:
+        image.extras["vector_sites"] = sites
+    code = {s.perms: s for s in image.segments}[PERM_R | PERM_X]
+    assert code.address == first_code.address and code.data != first_code.data
+    rodata, first_rodata = ({s.perms: s for s in i.segments}[PERM_R] for i in (image, first_image))
+    assert rodata.address == first_rodata.address and rodata.data != first_rodata.data
+    stat = copy.stat()
+    key = (str(copy), stat.st_size, stat.st_mtime_ns)
+    images._CACHE[key] = (image, describe_export(obj, image))
+    try:
+        for _ in range(3):
+            assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
+            assert _calls(run_object(str(copy), entries=LOADERS)) == expected[second]
+    finally:
+        images._CACHE.pop(key, None)
+
+
+def test_changed_ranges_cover_every_differing_byte():
+    old = bytes(300)
+    new = bytearray(old)
+    new[5] = new[64] = new[65] = new[299] = 1
+    assert changed_ranges(old, bytes(new)) == [(0, 128), (256, 300)]
+    assert changed_ranges(old, old) == []
+
+
+def test_the_read_only_data_of_an_object_not_loaded_is_inaccessible():
+    """Another object's read-only slot stays mapped but inaccessible: a guest's stale pointer into it faults."""
+    from emu.fast_uc import mem_read
+    from emu.machine import machine_for
+    first, second = FIXTURES / "x86_64" / "carveout_25.o", FIXTURES / "x86_64" / "two_kernels.o"
+    rodata = {path: {s.perms: s for s in images.load_image(str(path))[0].segments}[PERM_R] for path in (first, second)}
+    assert rodata[first].address != rodata[second].address
+    run_object(str(first), entries=LOADERS)
+    run_object(str(second), entries=LOADERS)
+    uc = machine_for(architecture("x86_64")).uc
+    assert mem_read(uc, rodata[second].address, 8) == rodata[second].data[:8]
+    perms = {begin: perms for begin, _end, perms in uc.mem_regions()}
+    assert perms[rodata[second].address] == PERM_R and perms[rodata[first].address] == 0
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_exports_compiled_alike_share_a_slot_and_their_relocated_code(arch):
+    """carveout_25 and carveout_75 differ only in metadata: one slot, the same code bytes (one translation)."""
+    code = {name: {s.perms: s for s in images.load_image(str(FIXTURES / arch / f"{name}.o"))[0].segments}[PERM_R | PERM_X]
+            for name in ("carveout_25", "carveout_75", "two_kernels")}
+    assert code["carveout_25"] == code["carveout_75"]
+    assert code["two_kernels"].address != code["carveout_25"].address
+
+
+def test_code_rewrites_flush_unicorns_code_buffer_now_and_then(tmp_path, monkeypatch):
+    """Dropped translations keep their space in Unicorn's buffer until a flush: rewrites are counted and flushed."""
+    from emu.image_mapping import FLUSH_AFTER_REWRITES
+    from emu.machine import machine_for
+    mapping = machine_for(architecture("x86_64")).mapping
+    flushed = []
+    monkeypatch.setattr(mapping.uc, "ctl_flush_tb", lambda: flushed.append(mapping.rewrites))
+    mapping.rewrites = FLUSH_AFTER_REWRITES - 2
+    mapping.drop_translations(0x1000, [(0, 64)])
+    assert not flushed and mapping.rewrites == FLUSH_AFTER_REWRITES - 1
+    mapping.drop_translations(0x1000, [(0, 64)])
+    assert flushed and mapping.rewrites == 0
