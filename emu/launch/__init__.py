@@ -24,6 +24,7 @@ from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, Lau
                         resolve, scalar_bytes, shown, tensor_bytes)
 from .mangled import tensor_tokens
 from .discovery import PROBE_BUDGET, PROBE_SLOTS, SlotReads, export_widths, is_struct, pattern, read_layout, slot_reads
+from .tensor_struct import POINTER_SIZE, TensorLayout
 from .signature import (LaunchParam, LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check,
                         from_args_spec, from_header, with_spec_defaults)
 
@@ -87,10 +88,12 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
     if probe is None:
         raise LaunchSignatureError(f"without the header, the structs of {', '.join(unread)} can only be read from the "
                                    "launch code, which is not run here; put the header beside the object", path=path)
-    first_slot = {}
+    result = probe.result
+    signature = _tensor_list_from_code(signature, result, path)
+    first_slot: dict[str, int] = {}
     for index, (name, _, _) in enumerate(signature.slots):
         first_slot.setdefault(name, index)
-    reads = {name: probe.result.slot(first_slot[name]) for name in unread}
+    reads = {name: result.slot(first_slot[name]) for name in unread}
     tensors = []
     for param in signature.params:
         if param.kind == "unknown" and not is_struct(reads[param.name]):
@@ -98,10 +101,11 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
             raise LaunchSignatureError(f"parameter {param.name} has no annotation in args_spec and the launch code reads "
                                        f"it as a plain value (bytes@offset: {loads}), whose type emu cannot tell; put the "
                                        "header beside the object", path=path)
-        if param.kind in ("tensor", "unknown"):
-            tensors.append(param.name)
-    tokens = dict(zip(tensors, tensor_tokens(launch_function, len(tensors)) or []))
-    widths = export_widths(list(tokens.values()))
+        if param.kind in ("tensor", "unknown", "tensor_list"):
+            tensors.extend([param.name] * (param.count or 1))
+    parts = tensor_tokens(launch_function, len(tensors)) or []
+    tokens = {name: token for name, token in reversed(list(zip(tensors, parts)))}     # a list's first element's part
+    widths = export_widths(parts)
     params = {}
     for name in unread:
         reading = read_layout(name, reads[name], tokens.get(name), widths)
@@ -109,8 +113,44 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
             raise LaunchSignatureError(f"without the header, {reading.reason}; put the header beside the object, or give "
                                        f"the struct's fields, e.g. --arg '{name}={{\"dynamic_shapes\": [1024, 512], "
                                        f"\"dynamic_strides\": [512]}}'", path=path)
-        params[name] = LaunchParam(name, "tensor", tensor=reading.layouts[0])
+        param = signature.param(name)
+        if param.kind == "tensor_list":
+            params[name] = LaunchParam(name, "tensor_list", tensor=reading.layouts[0], count=param.count,
+                                       list_size=_list_size(reading.layouts[0], param.count))
+        else:
+            params[name] = LaunchParam(name, "tensor", tensor=reading.layouts[0])
     return signature.replaced(params, "args_spec+code")
+
+
+def _tensor_list_from_code(signature: LaunchSignature, result: SlotReads, path: str) -> LaunchSignature:
+    """The signature, checked against how many args[] slots the launch code reads.
+
+    More slots than the signature passes means a parameter takes several: args_spec gives a
+    tensor list no annotation, and the header passes each of its elements in a slot of its own.
+    With exactly one unannotated parameter whose slots all read as tensor structs, it is that
+    list; anything else cannot be launched right, so it is refused rather than run shifted.
+    """
+    passed = len(signature.slots) - 1
+    if result.passed is None or result.passed <= passed:
+        return signature                 # fewer: a parameter the code never reads (a trailing one, unread)
+    extra = result.passed - passed
+    unknown = [p for p in signature.params if p.kind == "unknown"]
+    first = next((i for i, (name, _, _) in enumerate(signature.slots) if unknown and name == unknown[0].name), None)
+    if len(unknown) != 1 or first is None or not all(is_struct(result.slot(first + i)) for i in range(extra + 1)):
+        raise LaunchSignatureError(f"without the header, the launch code reads {result.passed} args[] slots but args_spec "
+                                   f"describes {passed}; put the header beside the object", path=path)
+    name, count = unknown[0].name, extra + 1
+    params = tuple(LaunchParam(name, "tensor_list", count=count) if p.name == name else p for p in signature.params)
+    slots = []
+    for slot in signature.slots:
+        slots.extend([(name, "list_element", i) for i in range(count)] if slot[0] == name else [slot])
+    return LaunchSignature(signature.source, params, tuple(slots))
+
+
+def _list_size(element: TensorLayout, count: int) -> int:
+    """sizeof `{element elements[count]; int32_t count;}` under the LP64 rules."""
+    end = element.size * count + 4
+    return (end + POINTER_SIZE - 1) // POINTER_SIZE * POINTER_SIZE
 
 
 def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any], probe: CodeProbe | None):

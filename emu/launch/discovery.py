@@ -157,7 +157,12 @@ def read_layout(name: str, reads: set[tuple[int, int]], token: str | None,
     """The struct of tensor `name`, from its loads and (when there is one) its part of the mangled name;
     `widths`: the extent and stride widths the export's other tensors use (export_widths)."""
     if not reads:
-        return Reading((), f"the launch code did not read tensor {name} before its first CUDA call")
+        structs = token_structs(token) if token else None
+        if structs is not None and len(structs) == 1:          # unread: the name's one reading is all there is
+            shapes, shape_width, strides, stride_width = next(iter(structs))
+            return Reading((TensorLayout(shapes, shape_width or 4, strides, stride_width or 8),))
+        return Reading((), f"the launch code did not read tensor {name} before its first CUDA call, and the mangled "
+                           "launch-function name does not spell it")
     found = candidates(reads, widths)
     shown = ", ".join(f"{size}@{offset}" for offset, size in sorted(reads))
     if not found:

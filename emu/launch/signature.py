@@ -58,7 +58,7 @@ class LaunchSignature:
 
     def unread(self) -> list[str]:
         """Parameters whose kind or tensor struct only the launch code can tell (emu.launch.discovery)."""
-        return [p.name for p in self.params if p.kind == "unknown" or (p.kind == "tensor" and p.tensor is None)]
+        return [p.name for p in self.params if p.kind == "unknown" or (p.kind in ("tensor", "tensor_list") and p.tensor is None)]
 
     def replaced(self, params: dict[str, LaunchParam], source: str) -> "LaunchSignature":
         return LaunchSignature(source, tuple(params.get(p.name, p) for p in self.params), self.slots)
@@ -217,6 +217,8 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
         elif kind == "tensor":
             layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(value)
             params.append(LaunchParam(p.name, "tensor", tensor=layout))
+        elif kind == "tensor_list":           # given as a list of tensors (args_spec leaves a list unannotated)
+            params.append(LaunchParam(p.name, "tensor_list", tensor=_layout_from_value(value[0]), count=len(value)))
         elif kind == "array":
             params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value) if isinstance(value, list) else None))
         else:
@@ -226,6 +228,8 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
     for param in params:
         if param.kind == "array":
             slots.extend((param.name, "element", i) for i in range(param.count))
+        elif param.kind == "tensor_list":
+            slots.extend((param.name, "list_element", i) for i in range(param.count))
         else:
             slots.append((param.name, "address" if param.kind in ("scalar", "stream", "pointer") else "value", 0))
     slots.append(("ret", "ret", 0))
@@ -260,6 +264,8 @@ def _static_tensors(spec: ArgSpec, omitted: set[str], launch_function: str | Non
 def _kind_from_value(value) -> tuple[str | None, str | None]:
     if isinstance(value, dict):
         return "tensor", None
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        return "tensor_list", None
     if isinstance(value, list):
         return "array", None
     return None, None

@@ -26,7 +26,8 @@ def test_every_readable_name_part_spells_the_header_struct(entry):
     characters are not read)."""
     _, export = load_image(str(ROOT / entry["path"]))
     header = parse_header((ROOT / entry["header"]).read_text(), entry["header"], "x86_64")
-    tensors = [p for p in from_header(header, entry["header"]).params if p.kind == "tensor"]
+    tensors = [p for p in from_header(header, entry["header"]).params if p.kind in ("tensor", "tensor_list")
+               for _ in range(p.count or 1)]                    # a list's elements are passed one by one
     tokens = tensor_tokens(export.launch_function, len(tensors))
     assert tokens is not None
     for param, token in zip(tensors, tokens):
@@ -100,3 +101,27 @@ def test_loads_that_fit_no_struct_are_refused(reads, token, says):
 ])
 def test_a_slot_is_read_as_its_kind_is(kind, ctype, reads, fits):
     assert reads_fit_kind(kind, ctype, reads) is fits
+
+
+def _signature(*params):
+    from emu.launch.signature import LaunchParam, LaunchSignature
+    built = tuple(LaunchParam(name, kind) for name, kind in params)
+    return LaunchSignature("args_spec", built, tuple((name, "value", 0) for name, _ in params) + (("ret", "ret", 0),))
+
+
+def test_more_slots_read_than_described_is_a_tensor_list_or_refused():
+    """h2_elementwise_apply's unannotated `inputs` is a list of two tensors passed slot by slot: the code
+    reads one slot more than args_spec describes. With no single unannotated parameter to be that list,
+    the launch is refused instead of run with every later argument shifted by one slot."""
+    from emu.launch import LaunchSignatureError, _tensor_list_from_code
+    from emu.launch.discovery import SlotReads
+    struct = frozenset(PORTABLE)
+    reads = SlotReads(4, (struct, struct, struct, frozenset({(0, 8)})))
+    listed = _tensor_list_from_code(_signature(("inputs", "unknown"), ("result", "tensor"), ("stream", "stream")), reads, "x.o")
+    assert listed.param("inputs").kind == "tensor_list" and listed.param("inputs").count == 2
+    assert [slot[:2] for slot in listed.slots] == [("inputs", "list_element"), ("inputs", "list_element"),
+                                                   ("result", "value"), ("stream", "value"), ("ret", "ret")]
+    with pytest.raises(LaunchSignatureError, match="reads 4 args\\[\\] slots but args_spec describes 3"):
+        _tensor_list_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("stream", "stream")), reads, "x.o")
+    fewer = SlotReads(2, (struct, struct))                       # a trailing parameter the code never reads
+    assert _tensor_list_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("c", "tensor")), fewer, "x.o").slots[-1] == ("ret", "ret", 0)
