@@ -3,7 +3,9 @@
 The header's wrapper passes `void *args[] = {a, &n, &stream, ..., &ret}` to
 `_mlir_<prefix>__mlir_ciface_<fn>(args, count)`.  emu describes what it takes from the
 header beside the object (parsed with a C parser, cross-checked against `args_spec`), or
-from `args_spec` alone; fills every parameter with the value the user gave or a default
+from `args_spec` and what the launch code itself reads (CodeProbe, emu.launch.discovery:
+each tensor's struct, which Optional parameters were None, how many slots a list or Shape
+takes); fills every parameter with the value the user gave or a default
 (emu.launch.arguments); writes them into host memory with the header's layout; and calls
 the wrapper.  Arguments come from the scenario or command line and, when there is one,
 from `<prefix>.args.json` beside the object (`{"args": {...}}`, the form the real-world
