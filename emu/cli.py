@@ -23,8 +23,8 @@ _PARSERS: dict[bool, argparse.ArgumentParser] = {}
 def _parser(with_probe: bool) -> argparse.ArgumentParser:
     """The command line, built once per process (a served child finds it built by the server).
 
-    Only a process that may be a probe (or asks for help) gets the probe's command: it imports
-    the probe's facts models, which cost a short run a quarter of its time.
+    Only a process that may be a probe (or asks for help) gets the probe's command (its
+    arguments alone: emu.probe.cli_args imports nothing heavy).
     """
     if with_probe in _PARSERS:
         return _PARSERS[with_probe]
@@ -57,7 +57,7 @@ def _parser(with_probe: bool) -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
     schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
     if with_probe:
-        from .probe.command import add_probe_parser
+        from .probe.cli_args import add_probe_parser
         add_probe_parser(commands)
     _PARSERS[with_probe] = parser
     return parser

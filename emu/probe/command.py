@@ -119,13 +119,3 @@ def probe_command(args) -> int:
         print(f"emu: probe: {line}")
     print(f"wrote {len(targets)} facts files to {out} (log: {out / 'probe.log'})")
     return EXIT_OK if not bad else EXIT_BAD_INPUT
-
-
-def add_probe_parser(commands) -> None:
-    probe = commands.add_parser("probe", help="measure exports on this machine's NVIDIA GPU (needs nvcc) and write facts")
-    probe.add_argument("objects", nargs="*", metavar="OBJECT", help="exports (.o with their .h beside them)")
-    probe.add_argument("--out", required=True, metavar="DIR", help="facts folder (with --build-only: the build folder)")
-    probe.add_argument("--build-only", action="store_true", help="only build the harnesses and DIR/run.sh")
-    probe.add_argument("--sweep", action="append", metavar="GLOB", help="exports (by path) that also get the launch sweep")
-    probe.add_argument("--no-toys", action="store_true", help="leave out the probe's own toy kernels")
-    probe.add_argument("--jobs", type=int, default=2, help="parallel nvcc builds (default 2)")
