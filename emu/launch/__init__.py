@@ -25,7 +25,8 @@ from ..header import parse_header
 from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
                         resolve, scalar_bytes, shown, tensor_bytes)
 from .mangled import tensor_tokens
-from .discovery import PROBE_BUDGET, PROBE_SLOTS, SlotReads, export_widths, is_struct, pattern, read_layout, slot_reads
+from .discovery import (PROBE_BUDGET, PROBE_SLOTS, SlotReads, export_widths, is_struct, pattern, read_layout,
+                        reads_fit_kind, slot_reads)
 from .tensor_struct import POINTER_SIZE, TensorLayout
 from .signature import (LaunchParam, LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check,
                         from_args_spec, from_header, with_spec_defaults)
@@ -98,8 +99,12 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
     reads = {name: result.slot(first_slot[name]) for name in unread}
     tensors = []
     for param in signature.params:
+        if param.kind == "unknown" and not reads[param.name]:
+            raise LaunchSignatureError(f"parameter {param.name} has no annotation in args_spec and the launch code never "
+                                       "reads it before its first CUDA call, so what it is cannot be told; give it, or put "
+                                       "the header beside the object", path=path)
         if param.kind == "unknown" and not is_struct(reads[param.name]):
-            loads = ", ".join(f"{size}@{offset}" for offset, size in sorted(reads[param.name])) or "none"
+            loads = ", ".join(f"{size}@{offset}" for offset, size in sorted(reads[param.name]))
             raise LaunchSignatureError(f"parameter {param.name} has no annotation in args_spec and the launch code reads "
                                        f"it as a plain value (bytes@offset: {loads}), whose type emu cannot tell; put the "
                                        "header beside the object", path=path)
@@ -125,28 +130,69 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
 
 
 def _tensor_list_from_code(signature: LaunchSignature, result: SlotReads, path: str) -> LaunchSignature:
-    """The signature, checked against how many args[] slots the launch code reads.
+    """The signature, with each tensor list's length taken from the args[] slots the launch code reads.
 
-    More slots than the signature passes means a parameter takes several: args_spec gives a
-    tensor list no annotation, and the header passes each of its elements in a slot of its own.
-    With exactly one unannotated parameter whose slots all read as tensor structs, it is that
-    list; anything else cannot be launched right, so it is refused rather than run shifted.
+    The header passes each element of a list in a slot of its own; args_spec says `List[Tensor]`
+    (or, unannotated, nothing) and never how many.  Every way of giving the lists (and the
+    unannotated parameters, which may be lists) lengths that adds up to the slots read, and
+    whose slots are each read as their parameter's kind is (a struct for a tensor, a plain
+    value for a scalar), is tried: exactly one must remain.  Anything else cannot be launched
+    right, so it is refused rather than run with later arguments shifted.
     """
-    passed = len(signature.slots) - 1
-    if result.passed is None or result.passed <= passed:
-        return signature                 # fewer: a parameter the code never reads (a trailing one, unread)
-    extra = result.passed - passed
+    open_lists = [p for p in signature.params if p.kind == "tensor_list" and p.count is None]
     unknown = [p for p in signature.params if p.kind == "unknown"]
-    first = next((i for i, (name, _, _) in enumerate(signature.slots) if unknown and name == unknown[0].name), None)
-    if len(unknown) != 1 or first is None or not all(is_struct(result.slot(first + i)) for i in range(extra + 1)):
-        raise LaunchSignatureError(f"without the header, the launch code reads {result.passed} args[] slots but args_spec "
-                                   f"describes {passed}; put the header beside the object", path=path)
-    name, count = unknown[0].name, extra + 1
-    params = tuple(LaunchParam(name, "tensor_list", count=count) if p.name == name else p for p in signature.params)
-    slots = []
+    passed = len(signature.slots) - 1
+    if result.passed is None or (not open_lists and result.passed <= passed):
+        if open_lists:
+            raise LaunchSignatureError(f"without the header, how many tensors {', '.join(p.name for p in open_lists)} "
+                                       "hold cannot be read from the launch code; give them, or put the header beside "
+                                       "the object", path=path)
+        return signature                 # fewer slots read: a parameter the code never reads (a trailing one)
+    sizable = open_lists + unknown
+    fixed = sum(p.count or 1 for p in signature.params if p not in sizable)
+    fits = [counts for counts in _lengths(len(sizable), result.passed - fixed)
+            if _slots_fit(signature, dict(zip((p.name for p in sizable), counts)), result)]
+    if len(fits) != 1:
+        why = "no way" if not fits else f"{len(fits)} ways"
+        raise LaunchSignatureError(f"without the header, the launch code reads {result.passed} args[] slots and there is "
+                                   f"{why} to split them among the parameters args_spec describes; put the header beside "
+                                   "the object", path=path)
+    counts = dict(zip((p.name for p in sizable), fits[0]))
+    params, slots = [], []
+    for param in signature.params:
+        count = counts.get(param.name)
+        if count is not None and (param.kind == "tensor_list" or count > 1):
+            param = LaunchParam(param.name, "tensor_list", tensor=param.tensor, count=count)
+        params.append(param)
     for slot in signature.slots:
-        slots.extend([(name, "list_element", i) for i in range(count)] if slot[0] == name else [slot])
-    return LaunchSignature(signature.source, params, tuple(slots))
+        count = counts.get(slot[0])
+        slots.extend([(slot[0], "list_element", i) for i in range(count)] if count is not None and
+                     (signature.param(slot[0]).kind == "tensor_list" or count > 1) else [slot])
+    return LaunchSignature(signature.source, tuple(params), tuple(slots))
+
+
+def _lengths(lists: int, total: int):
+    """Every way to give `lists` parameters lengths adding up to `total` (each at least 1)."""
+    if lists == 0:
+        if total == 0:
+            yield ()
+        return
+    for first in range(1, total - (lists - 1) + 1):
+        for rest in _lengths(lists - 1, total - first):
+            yield (first, *rest)
+
+
+def _slots_fit(signature: LaunchSignature, counts: dict[str, int], result: SlotReads) -> bool:
+    """Whether each args[] slot, with these lengths, is read as its parameter's kind is."""
+    index = 0
+    for param in signature.params:
+        width = counts.get(param.name, param.count if param.kind in ("array", "tensor_list") else 1) or 1
+        kind = "tensor" if param.kind in ("tensor_list", "unknown") else param.kind
+        for offset in range(width):
+            if kind != "array" and not reads_fit_kind(kind, param.ctype, result.slot(index + offset)):
+                return False
+        index += width
+    return True
 
 
 def _list_size(element: TensorLayout, count: int) -> int:

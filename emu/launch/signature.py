@@ -108,6 +108,8 @@ def annotation_kind(annotation: str | None) -> tuple[str | None, str | None]:
     if not annotation:
         return None, None
     words = set(_WORD.findall(annotation.replace(".", " ")))
+    if ("Tensor" in words or "FakeTensor" in words) and words & {"List", "list", "Sequence", "Tuple", "tuple"}:
+        return "tensor_list", None          # `List[cute.Tensor]`: the header passes each element in a slot
     if "Tensor" in words or "FakeTensor" in words:
         return "tensor", None
     if words & {"CUstream", "cudaStream_t", "Stream", "FakeStream"}:
@@ -217,8 +219,11 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
         elif kind == "tensor":
             layout = TensorLayout(0, 4, 0, 8) if value is None and p.name in static else _layout_from_value(value)
             params.append(LaunchParam(p.name, "tensor", tensor=layout))
-        elif kind == "tensor_list":           # given as a list of tensors (args_spec leaves a list unannotated)
-            params.append(LaunchParam(p.name, "tensor_list", tensor=_layout_from_value(value[0]), count=len(value)))
+        elif kind == "tensor_list":           # annotated List[Tensor], or a list of tensors given for it
+            if isinstance(value, list) and value:
+                params.append(LaunchParam(p.name, "tensor_list", tensor=_layout_from_value(value[0]), count=len(value)))
+            else:                             # how many: the slots the launch code reads (emu.launch)
+                params.append(LaunchParam(p.name, "tensor_list"))
         elif kind == "array":
             params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value) if isinstance(value, list) else None))
         else:
@@ -229,7 +234,7 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
         if param.kind == "array":
             slots.extend((param.name, "element", i) for i in range(param.count))
         elif param.kind == "tensor_list":
-            slots.extend((param.name, "list_element", i) for i in range(param.count))
+            slots.extend((param.name, "list_element", i) for i in range(param.count or 1))
         else:
             slots.append((param.name, "address" if param.kind in ("scalar", "stream", "pointer") else "value", 0))
     slots.append(("ret", "ret", 0))
@@ -343,6 +348,7 @@ def cross_check(header: LaunchSignature, spec: ArgSpec, path: str, header_name: 
         if kind is None:
             continue
         header_kind = "tensor" if param.kind == "tensor_list" else param.kind
+        kind = "tensor" if kind == "tensor_list" else kind       # List[Tensor]: a list in the header, or one tensor
         if kind != header_kind and not (kind == "array" and header_kind == "scalar"):
             raise LaunchSignatureError(f"parameter {param.name} is a {header_kind} in {header_name} ({param.ctype or ''}) "
                                        f"but args_spec annotates it {by_name[param.name].annotation}", path=path)
