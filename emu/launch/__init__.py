@@ -26,7 +26,7 @@ from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, Lau
                         resolve, scalar_bytes, shown, tensor_bytes)
 from .mangled import tensor_tokens
 from .discovery import (PROBE_BUDGET, PROBE_SLOTS, SlotReads, export_widths, is_struct, pattern, read_layout,
-                        reads_fit_kind, slot_reads)
+                        slot_reads, slots_fit)
 from .tensor_struct import POINTER_SIZE, TensorLayout
 from .signature import (LaunchParam, LaunchSignature, LaunchSignatureError, apply_width_markers, cross_check,
                         from_args_spec, from_header, with_spec_defaults)
@@ -87,12 +87,12 @@ def launch_plan(object_path: str, export, obj, arch: str, given: dict[str, Any] 
 def _read_from_code(signature: LaunchSignature, launch_function: str | None, probe: CodeProbe | None,
                     path: str) -> LaunchSignature:
     """The signature with each unread parameter's kind and struct taken from the launch code's loads."""
-    unread = signature.unread()
     if probe is None:
-        raise LaunchSignatureError(f"without the header, the structs of {', '.join(unread)} can only be read from the "
-                                   "launch code, which is not run here; put the header beside the object", path=path)
+        raise LaunchSignatureError(f"without the header, what {', '.join(signature.unread())} are can only be read from "
+                                   "the launch code, which is not run here; put the header beside the object", path=path)
     result = probe.result
-    signature = _tensor_list_from_code(signature, result, path)
+    signature = _lengths_from_code(signature, result, path)
+    unread = signature.unread()             # every length is known now: what is left needs its struct read
     first_slot: dict[str, int] = {}
     for index, (name, _, _) in enumerate(signature.slots):
         first_slot.setdefault(name, index)
@@ -129,29 +129,37 @@ def _read_from_code(signature: LaunchSignature, launch_function: str | None, pro
     return signature.replaced(params, "args_spec+code")
 
 
-def _tensor_list_from_code(signature: LaunchSignature, result: SlotReads, path: str) -> LaunchSignature:
-    """The signature, with each tensor list's length taken from the args[] slots the launch code reads.
+def _lengths_from_code(signature: LaunchSignature, result: SlotReads, path: str) -> LaunchSignature:
+    """The signature, with each tensor list's and Shape's length taken from the args[] slots the code reads.
 
-    The header passes each element of a list in a slot of its own; args_spec says `List[Tensor]`
-    (or, unannotated, nothing) and never how many.  Every way of giving the lists (and the
-    unannotated parameters, which may be lists) lengths that adds up to the slots read, and
-    whose slots are each read as their parameter's kind is (a struct for a tensor, a plain
-    value for a scalar), is tried: exactly one must remain.  Anything else cannot be launched
-    right, so it is refused rather than run with later arguments shifted.
+    The header passes each element of a list or Shape in a slot of its own; args_spec says
+    `List[Tensor]` or `Shape` (or, unannotated, nothing) and never how many.  Every way of giving
+    those parameters (and the unannotated ones, which may be lists) lengths that adds up to the
+    slots read, and whose slots are each read as their parameter's kind is (a struct for a tensor,
+    a plain value for a scalar), is tried: exactly one must remain.  Anything else cannot be
+    launched right, so it is refused rather than run with later arguments shifted.
     """
-    open_lists = [p for p in signature.params if p.kind == "tensor_list" and p.count is None]
+    open_ = [p for p in signature.params if p.kind in ("tensor_list", "array") and p.count is None]
     unknown = [p for p in signature.params if p.kind == "unknown"]
     passed = len(signature.slots) - 1
-    if result.passed is None or (not open_lists and result.passed <= passed):
-        if open_lists:
-            raise LaunchSignatureError(f"without the header, how many tensors {', '.join(p.name for p in open_lists)} "
+    if result.passed is None or (not open_ and result.passed <= passed):
+        arrays = [p.name for p in open_ if p.kind == "array"]
+        if arrays:
+            raise LaunchSignatureError(f"without the header, the number of dynamic elements of {', '.join(arrays)} is "
+                                       f"unknown: give them, e.g. --arg '{arrays[0]}=[128, 64]'", path=path)
+        if open_:
+            raise LaunchSignatureError(f"without the header, how many tensors {', '.join(p.name for p in open_)} "
                                        "hold cannot be read from the launch code; give them, or put the header beside "
                                        "the object", path=path)
         return signature                 # fewer slots read: a parameter the code never reads (a trailing one)
-    sizable = open_lists + unknown
+    sizable = open_ + unknown
+
+    def described(counts: tuple[int, ...]) -> list[tuple[str | None, str | None, int]]:
+        widths = dict(zip((p.name for p in sizable), counts))
+        return [(p.kind, p.ctype, widths.get(p.name, p.count if p.kind in ("array", "tensor_list") else 1) or 1)
+                for p in signature.params]
     fixed = sum(p.count or 1 for p in signature.params if p not in sizable)
-    fits = [counts for counts in _lengths(len(sizable), result.passed - fixed)
-            if _slots_fit(signature, dict(zip((p.name for p in sizable), counts)), result)]
+    fits = [counts for counts in _lengths(len(sizable), result.passed - fixed) if slots_fit(described(counts), result)]
     if len(fits) != 1:
         why = "no way" if not fits else f"{len(fits)} ways"
         raise LaunchSignatureError(f"without the header, the launch code reads {result.passed} args[] slots and there is "
@@ -161,13 +169,19 @@ def _tensor_list_from_code(signature: LaunchSignature, result: SlotReads, path: 
     params, slots = [], []
     for param in signature.params:
         count = counts.get(param.name)
-        if count is not None and (param.kind == "tensor_list" or count > 1):
+        if count is not None and param.kind == "array":
+            param = LaunchParam(param.name, "array", ctype=param.ctype, count=count)
+        elif count is not None and (param.kind == "tensor_list" or count > 1):
             param = LaunchParam(param.name, "tensor_list", tensor=param.tensor, count=count)
         params.append(param)
-    for slot in signature.slots:
-        count = counts.get(slot[0])
-        slots.extend([(slot[0], "list_element", i) for i in range(count)] if count is not None and
-                     (signature.param(slot[0]).kind == "tensor_list" or count > 1) else [slot])
+    by_name = {p.name: p for p in params}
+    for slot in signature.slots:               # a parameter of unknown length had one placeholder slot
+        param = by_name.get(slot[0])
+        if param is not None and param.name in counts and param.kind in ("array", "tensor_list"):
+            how = "element" if param.kind == "array" else "list_element"
+            slots.extend((param.name, how, i) for i in range(param.count))
+        else:
+            slots.append(slot)
     return LaunchSignature(signature.source, tuple(params), tuple(slots))
 
 
@@ -180,19 +194,6 @@ def _lengths(lists: int, total: int):
     for first in range(1, total - (lists - 1) + 1):
         for rest in _lengths(lists - 1, total - first):
             yield (first, *rest)
-
-
-def _slots_fit(signature: LaunchSignature, counts: dict[str, int], result: SlotReads) -> bool:
-    """Whether each args[] slot, with these lengths, is read as its parameter's kind is."""
-    index = 0
-    for param in signature.params:
-        width = counts.get(param.name, param.count if param.kind in ("array", "tensor_list") else 1) or 1
-        kind = "tensor" if param.kind in ("tensor_list", "unknown") else param.kind
-        for offset in range(width):
-            if kind != "array" and not reads_fit_kind(kind, param.ctype, result.slot(index + offset)):
-                return False
-        index += width
-    return True
 
 
 def _list_size(element: TensorLayout, count: int) -> int:

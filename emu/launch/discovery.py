@@ -204,15 +204,29 @@ def is_struct(reads: set[tuple[int, int]]) -> bool:
 
 
 def reads_fit_kind(kind: str | None, ctype: str | None, reads: set[tuple[int, int]]) -> bool:
-    """Whether an args[] slot read this way can hold a parameter of this kind (an unread slot fits any)."""
+    """Whether an args[] slot read this way can hold a parameter of this kind (an unread slot fits any;
+    a list's or unannotated parameter's slot holds a tensor)."""
     if not reads or kind is None or kind == "array":
         return True
-    if kind == "tensor":
+    if kind in ("tensor", "tensor_list", "unknown"):
         return is_struct(reads)
     if kind in ("stream", "pointer"):
         return reads <= {(0, POINTER_SIZE)}
     size = SCALAR_SIZES.get(ctype or "int32_t", 4)
     return all(offset == 0 and size_read <= size for offset, size_read in reads)
+
+
+def slots_fit(params: list[tuple[str | None, str | None, int]], result: SlotReads) -> bool:
+    """Whether parameters given as (kind, C type, slots taken), in order, are what the launch code reads:
+    as many slots as it reads, each read as its parameter's kind is."""
+    if sum(width for _, _, width in params) != result.passed:
+        return False
+    index = 0
+    for kind, ctype, width in params:
+        if not all(reads_fit_kind(kind, ctype, result.slot(index + offset)) for offset in range(width)):
+            return False
+        index += width
+    return True
 
 
 def pattern(data: int, extent: int) -> bytes:

@@ -17,7 +17,7 @@ from typing import Callable
 from ..args_spec import ArgSpec
 from ..errors import ObjectFormatError
 from ..header import SCALAR_TYPES, HeaderSignature
-from .discovery import SlotReads, reads_fit_kind
+from .discovery import SlotReads, slots_fit
 from .tensor_struct import POINTER_SIZE, TensorLayout
 from .mangled import tensor_tokens
 from .optionals import omitted_options
@@ -57,8 +57,9 @@ class LaunchSignature:
         return next(p for p in self.params if p.name == name)
 
     def unread(self) -> list[str]:
-        """Parameters whose kind or tensor struct only the launch code can tell (emu.launch.discovery)."""
-        return [p.name for p in self.params if p.kind == "unknown" or (p.kind in ("tensor", "tensor_list") and p.tensor is None)]
+        """Parameters whose kind, tensor struct or length only the launch code can tell (emu.launch.discovery)."""
+        return [p.name for p in self.params if p.kind == "unknown" or (p.kind in ("tensor", "tensor_list") and p.tensor is None)
+                or (p.kind in ("array", "tensor_list") and p.count is None)]
 
     def replaced(self, params: dict[str, LaunchParam], source: str) -> "LaunchSignature":
         return LaunchSignature(source, tuple(params.get(p.name, p) for p in self.params), self.slots)
@@ -156,11 +157,8 @@ def omitted_optionals(spec: ArgSpec, launch_function: str | None, given: dict, p
             slots = {p.name: len(given[p.name]) if isinstance(given.get(p.name), list) else 1 for p in params}
 
             def fits_code(omitted: frozenset[str]) -> bool:
-                passed = [p for p in params if p.name not in omitted]
-                if sum(slots[p.name] for p in passed) != result.passed:
-                    return False
-                starts = [sum(slots[q.name] for q in passed[:i]) for i in range(len(passed))]
-                return all(reads_fit_kind(*annotation_kind(p.annotation), result.slot(start)) for p, start in zip(passed, starts))
+                return slots_fit([(*annotation_kind(p.annotation), slots[p.name]) for p in params if p.name not in omitted],
+                                 result)
             options = omitted_options(kinds, optional, launch_function, forced, fits_code)
     if len(options) == 1:
         return set(options[0]), {}
@@ -196,8 +194,8 @@ def _interchangeable(params: list, options: list[frozenset[str]]) -> dict[str, s
 def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path: str,
                    probe: Callable[[], SlotReads | None] | None = None) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments;
-    a tensor whose fields are not given has `tensor=None` and one with no annotation kind "unknown",
-    for emu.launch.discovery to read from the launch code."""
+    a tensor whose fields are not given has `tensor=None`, a list or Shape whose length is not given
+    `count=None`, and one with no annotation kind "unknown", for emu.launch to read from the launch code."""
     omitted, labels = omitted_optionals(spec, launch_function, given, path, probe)
     static = _static_tensors(spec, omitted, launch_function)
     params = []
@@ -228,33 +226,16 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
             params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value) if isinstance(value, list) else None))
         else:
             params.append(LaunchParam(p.name, kind, ctype=ctype, default=p.default))
-    params = _count_arrays(params, probe, path)
     slots = []
     for param in params:
-        if param.kind == "array":
-            slots.extend((param.name, "element", i) for i in range(param.count))
+        if param.kind == "array":           # of unknown length: one slot until the launch code's reads tell
+            slots.extend((param.name, "element", i) for i in range(param.count or 1))
         elif param.kind == "tensor_list":
             slots.extend((param.name, "list_element", i) for i in range(param.count or 1))
         else:
             slots.append((param.name, "address" if param.kind in ("scalar", "stream", "pointer") else "value", 0))
     slots.append(("ret", "ret", 0))
     return LaunchSignature("args_spec", tuple(params), tuple(slots))
-
-
-def _count_arrays(params: list[LaunchParam], probe: Callable[[], SlotReads | None] | None, path: str) -> list[LaunchParam]:
-    """A shape-like parameter passes one int32 per dynamic element, and args_spec does not say how many: one
-    such parameter not given takes the args[] slots the launch code reads that the others do not."""
-    unknown = [p for p in params if p.kind == "array" and p.count is None]
-    if not unknown:
-        return params
-    result = probe() if probe is not None and len(unknown) == 1 else None
-    known = sum(p.count if p.kind == "array" else 1 for p in params if p not in unknown)
-    count = result.passed - known if result is not None and result.passed is not None else None
-    if count is None or count < 0:
-        name = unknown[0].name
-        raise LaunchSignatureError(f"without the header, the number of dynamic elements of {', '.join(p.name for p in unknown)} "
-                                   f"is unknown: give them, e.g. --arg '{name}=[128, 64]'", path=path)
-    return [LaunchParam(p.name, "array", ctype="int32_t", count=count) if p is unknown[0] else p for p in params]
 
 
 def _static_tensors(spec: ArgSpec, omitted: set[str], launch_function: str | None) -> set[str]:

@@ -113,15 +113,15 @@ def test_more_slots_read_than_described_is_a_tensor_list_or_refused():
     """h2_elementwise_apply's unannotated `inputs` is a list of two tensors passed slot by slot: the code
     reads one slot more than args_spec describes. With no single unannotated parameter to be that list,
     the launch is refused instead of run with every later argument shifted by one slot."""
-    from emu.launch import LaunchSignatureError, _tensor_list_from_code
+    from emu.launch import LaunchSignatureError, _lengths_from_code
     from emu.launch.discovery import SlotReads
     struct = frozenset(PORTABLE)
     reads = SlotReads(4, (struct, struct, struct, frozenset({(0, 8)})))
-    listed = _tensor_list_from_code(_signature(("inputs", "unknown"), ("result", "tensor"), ("stream", "stream")), reads, "x.o")
+    listed = _lengths_from_code(_signature(("inputs", "unknown"), ("result", "tensor"), ("stream", "stream")), reads, "x.o")
     assert listed.param("inputs").kind == "tensor_list" and listed.param("inputs").count == 2
     assert [slot[:2] for slot in listed.slots] == [("inputs", "list_element"), ("inputs", "list_element"),
                                                    ("result", "value"), ("stream", "value"), ("ret", "ret")]
     with pytest.raises(LaunchSignatureError, match="reads 4 args\\[\\] slots and there is no way to split them"):
-        _tensor_list_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("stream", "stream")), reads, "x.o")
+        _lengths_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("stream", "stream")), reads, "x.o")
     fewer = SlotReads(2, (struct, struct))                       # a trailing parameter the code never reads
-    assert _tensor_list_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("c", "tensor")), fewer, "x.o").slots[-1] == ("ret", "ret", 0)
+    assert _lengths_from_code(_signature(("a", "tensor"), ("b", "tensor"), ("c", "tensor")), fewer, "x.o").slots[-1] == ("ret", "ret", 0)
