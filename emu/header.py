@@ -11,13 +11,12 @@ passes it to `_mlir_<prefix>__mlir_ciface_<fn>`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from pycparser import c_ast
 
 from .c_source import PRELUDE_LINES, CSourceError, parse_c, strip_preprocessor
-from .errors import ObjectFormatError
+from .header_types import SCALAR_TYPES, CField, CStruct, HeaderError, HeaderParam, HeaderSignature, PackedSlot
 
 MAX_HEADER_BYTES = 4 << 20
 
@@ -25,68 +24,6 @@ MAX_HEADER_BYTES = 4 << 20
 LP64 = {"char": (1, 1), "short": (2, 2), "int": (4, 4), "long": (8, 8), "long long": (8, 8),
         "float": (4, 4), "double": (8, 8), "long double": (16, 16), "_Bool": (1, 1), "pointer": (8, 8)}
 DATA_MODELS = {"x86_64": LP64, "aarch64": LP64}
-
-# Scalar C types a launch argument can have, by the name the header uses: (struct format, kind).
-SCALAR_TYPES = {"int8_t": ("b", "int"), "int16_t": ("h", "int"), "int32_t": ("i", "int"), "int64_t": ("q", "int"),
-                "uint8_t": ("B", "int"), "uint16_t": ("H", "int"), "uint32_t": ("I", "int"), "uint64_t": ("Q", "int"),
-                "float": ("f", "float"), "double": ("d", "float"), "__half_raw": ("e", "float"),
-                "__half": ("e", "float"), "__nv_bfloat16": ("bf16", "float"), "__nv_bfloat16_raw": ("bf16", "float")}
-
-
-class HeaderError(ObjectFormatError):
-    """The header beside the object cannot be read as the launch signature export_to_c writes."""
-
-
-@dataclass(frozen=True)
-class CField:
-    name: str
-    ctype: str               # the element type as the header spells it (int32_t, void *, a struct name)
-    offset: int
-    size: int                # of the whole field (all elements of an array)
-    count: int | None        # array length, None for a plain field
-    struct: "CStruct | None" = None
-
-    @property
-    def element_size(self) -> int:
-        return self.size // (self.count or 1)
-
-
-@dataclass(frozen=True)
-class CStruct:
-    name: str
-    size: int
-    align: int
-    fields: tuple[CField, ...]
-
-    def field(self, name: str) -> CField | None:
-        return next((f for f in self.fields if f.name == name), None)
-
-
-@dataclass(frozen=True)
-class HeaderParam:
-    """One parameter of the wrapper, after the module: `<prefix>_Tensor_a_t *a`, `int32_t n`, `cudaStream_t s`."""
-    name: str
-    ctype: str               # as spelled, without the name: "add_Tensor_a_t *", "int32_t", "cudaStream_t"
-    kind: str                # "tensor", "tensor_list", "scalar", "stream", "pointer", "array"
-    struct: CStruct | None = None      # the pointee struct of a tensor or tensor list
-    element: str | None = None         # the scalar type of a scalar, or of an array's elements
-
-
-@dataclass(frozen=True)
-class PackedSlot:
-    """One entry of `void *args[]`: which parameter, and how the header takes its address."""
-    param: str
-    how: str                 # "value" (a), "address" (&a), "element" (&a[i]), "list_element" (&a->elements[i]), "ret"
-    index: int = 0
-
-
-@dataclass(frozen=True)
-class HeaderSignature:
-    wrapper: str
-    launch_function: str
-    params: tuple[HeaderParam, ...]
-    slots: tuple[PackedSlot, ...]
-    return_type: str
 
 
 def parse_header(text: str, path: str, arch: str = "x86_64") -> HeaderSignature | None:

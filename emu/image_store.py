@@ -37,10 +37,10 @@ CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def code_digest(package: str = _PACKAGE) -> str:
-    """The SHA-256 of the `CODE` sources under `package` (each file's path and bytes, in path order)."""
+def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
+    """The SHA-256 of the `code` sources under `package` (each file's path and bytes, in path order)."""
     paths = []
-    for name in CODE:
+    for name in code:
         path = os.path.join(package, name)
         if os.path.isdir(path):
             paths += [os.path.join(folder, file) for folder, _, files in os.walk(path) for file in files if file.endswith(".py")]

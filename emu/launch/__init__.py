@@ -21,7 +21,7 @@ from typing import Any
 
 from ..args_spec import ArgSpecError, decode_args_spec
 from ..errors import BadInput, ObjectFormatError
-from ..header import parse_header
+from ..header_store import header_signature
 from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
                         resolve, scalar_bytes, shown, tensor_bytes)
 from .mangled import tensor_tokens
@@ -213,7 +213,7 @@ def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any], 
     header_path = beside(object_path, ".h")
     if os.path.isfile(header_path):
         with open(header_path, encoding="utf-8", errors="replace") as handle:
-            parsed = parse_header(handle.read(), header_path, arch)
+            parsed = header_signature(handle.read(), header_path, arch)
         if parsed is not None:
             if export.launch_function and parsed.launch_function != export.launch_function:
                 raise LaunchSignatureError(f"{os.path.basename(header_path)} calls {parsed.launch_function}, but the object's "

@@ -15,6 +15,7 @@ import re
 import struct
 from typing import Any
 
+from ..header_types import SCALAR_TYPES
 from .signature import LaunchParam, LaunchSignature, LaunchSignatureError, TensorLayout
 
 TENSOR_DATA_BASE = 0xD000_0000
@@ -166,7 +167,6 @@ def _check_scalar(name: str, ctype: str | None, value: Any) -> int | float:
 
 
 def _format(ctype: str | None) -> str:
-    from ..header import SCALAR_TYPES
     return SCALAR_TYPES.get(ctype or "int32_t", ("i", "int"))[0]
 
 

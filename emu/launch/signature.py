@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..args_spec import ArgSpec
 from ..errors import ObjectFormatError
-from ..header import SCALAR_TYPES, HeaderSignature
+from ..header_types import SCALAR_TYPES, HeaderSignature
 from .discovery import SlotReads, slots_fit
 from .tensor_struct import POINTER_SIZE, TensorLayout
 from .mangled import tensor_tokens
