@@ -12,8 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stub_models import CATALOGUE
-from stub_models.libc import LIBC_CATALOGUE
+from stub_models import CATALOGUE, LIBC_CATALOGUE
 
 from .args_spec import ArgSpec, ArgSpecError, decode_args_spec
 from .arch import NAMES

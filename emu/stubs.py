@@ -10,8 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Callable
 
-from stub_models import CATALOGUE, CudaCall
-from stub_models.libc import LIBC_CATALOGUE
+from stub_models import CATALOGUE, LIBC_CATALOGUE, CudaCall
 from unicorn import Uc, UcError
 
 from .cuda.behaviours import BEHAVIOURS, default_behaviour

@@ -130,6 +130,31 @@ class Catalogue(Mapping):
 
 CATALOGUE: Mapping[str, type[CudaCall]] = Catalogue(REGISTRY)
 
+# The C library functions host code calls (libc.py, in LIBC_MODELS' order): a catalogue of their own,
+# so that an object that calls none of them (most exports) never builds their models.
+LIBC_REGISTRY: dict[str, tuple[str, str]] = {
+    "printf": ("libc", "Printf"),
+    "fprintf": ("libc", "Fprintf"),
+    "puts": ("libc", "Puts"),
+    "fputs": ("libc", "Fputs"),
+    "putchar": ("libc", "Putchar"),
+    "putc": ("libc", "Putc"),
+    "fputc": ("libc", "Fputc"),
+    "fwrite": ("libc", "Fwrite"),
+    "memcpy": ("libc", "Memcpy"),
+    "memmove": ("libc", "Memmove"),
+    "memset": ("libc", "Memset"),
+    "strlen": ("libc", "Strlen"),
+    "malloc": ("libc", "Malloc"),
+    "calloc": ("libc", "Calloc"),
+    "realloc": ("libc", "Realloc"),
+    "free": ("libc", "Free"),
+    "abort": ("libc", "Abort"),
+    "exit": ("libc", "Exit"),
+    "__stack_chk_fail": ("libc", "StackChkFail"),
+}
+LIBC_CATALOGUE: Mapping[str, type[CudaCall]] = Catalogue(LIBC_REGISTRY)
+
 
 def __getattr__(name: str):
     if name == "MODELS":       # every model: imports every area
@@ -137,4 +162,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["C", "CATALOGUE", "CudaCall", "MODELS", "Param", "REGISTRY"]
+__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY"]

@@ -4,8 +4,10 @@ The DSL's host code reaches libc for its diagnostics (the insufficient-shared-me
 warning is a `printf`) and, in general C host code, for memory and string helpers and
 for ending the process.  Each model is a function's fixed parameters in prototype order;
 `varargs` marks a variadic one, whose further arguments emu.libc reads by the calling
-convention as its format asks.  `LIBC_CATALOGUE` maps each symbol to its model; emu's
-stub table (emu.stubs) joins it to the CUDA catalogue.
+convention as its format asks.  `stub_models.LIBC_REGISTRY` lists each symbol with its model
+(`LIBC_MODELS` here is every one of them, in the same order); emu's stub table (emu.stubs) looks a
+symbol up in `stub_models.LIBC_CATALOGUE` before the CUDA catalogue, which imports this module only
+for an object that calls the C library (few exports do).
 """
 # No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
@@ -154,5 +156,3 @@ LIBC_MODELS: tuple[type[LibcCall], ...] = (
     Malloc, Calloc, Realloc, Free,
     Abort, Exit, StackChkFail,
 )
-
-LIBC_CATALOGUE: dict[str, type[LibcCall]] = {model.symbol: model for model in LIBC_MODELS}
