@@ -15,7 +15,6 @@ not stored: its error always comes from the parser.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -80,7 +79,7 @@ def _read(entry: str) -> Any:
 def _write(entry: str, signature: HeaderSignature | None) -> None:
     import tempfile                           # only a run that stores pays for importing it
 
-    record = {"format": FORMAT, "signature": None if signature is None else dataclasses.asdict(signature)}
+    record = {"format": FORMAT, "signature": None if signature is None else _plain(signature)}
     folder = os.path.dirname(entry)
     try:
         os.makedirs(folder, exist_ok=True)
@@ -90,6 +89,15 @@ def _write(entry: str, signature: HeaderSignature | None) -> None:
         os.replace(temporary, entry)
     except OSError:
         pass     # a read-only or full disk only costs the next run a parse
+
+
+def _plain(value: Any) -> Any:
+    """A signature as JSON data: each record a mapping of its fields, each tuple a list."""
+    if hasattr(value, "_asdict"):
+        return {name: _plain(field) for name, field in value._asdict().items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 # -- an entry read back, every field checked ------------------------------------------------------

@@ -3,10 +3,13 @@
 Kept apart from emu.header, which reads it with pycparser (whose import and parse cost a short
 run tens of milliseconds): code that only uses a signature (emu.launch, emu.header_store, which
 keeps parsed signatures on disk) imports these types without importing the parser.
+
+They are NamedTuples, not frozen dataclasses, for the same reason: Python 3.11 compiles six methods
+for each frozen dataclass, about a millisecond of every process that imports one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import ObjectFormatError
 
@@ -21,8 +24,7 @@ class HeaderError(ObjectFormatError):
     """The header beside the object cannot be read as the launch signature export_to_c writes."""
 
 
-@dataclass(frozen=True)
-class CField:
+class CField(NamedTuple):
     name: str
     ctype: str               # the element type as the header spells it (int32_t, void *, a struct name)
     offset: int
@@ -35,8 +37,7 @@ class CField:
         return self.size // (self.count or 1)
 
 
-@dataclass(frozen=True)
-class CStruct:
+class CStruct(NamedTuple):
     name: str
     size: int
     align: int
@@ -46,8 +47,7 @@ class CStruct:
         return next((f for f in self.fields if f.name == name), None)
 
 
-@dataclass(frozen=True)
-class HeaderParam:
+class HeaderParam(NamedTuple):
     """One parameter of the wrapper, after the module: `<prefix>_Tensor_a_t *a`, `int32_t n`, `cudaStream_t s`."""
     name: str
     ctype: str               # as spelled, without the name: "add_Tensor_a_t *", "int32_t", "cudaStream_t"
@@ -56,16 +56,14 @@ class HeaderParam:
     element: str | None = None         # the scalar type of a scalar, or of an array's elements
 
 
-@dataclass(frozen=True)
-class PackedSlot:
+class PackedSlot(NamedTuple):
     """One entry of `void *args[]`: which parameter, and how the header takes its address."""
     param: str
     how: str                 # "value" (a), "address" (&a), "element" (&a[i]), "list_element" (&a->elements[i]), "ret"
     index: int = 0
 
 
-@dataclass(frozen=True)
-class HeaderSignature:
+class HeaderSignature(NamedTuple):
     wrapper: str
     launch_function: str
     params: tuple[HeaderParam, ...]

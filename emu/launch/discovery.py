@@ -16,8 +16,8 @@ extents and 64-bit strides); where that still leaves a choice, emu says so inste
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from .mangled import name_allows, token_structs
 from .tensor_struct import POINTER_SIZE, TensorLayout
@@ -31,8 +31,7 @@ SCALAR_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "__half_
                 "int32_t": 4, "uint32_t": 4, "float": 4, "int64_t": 8, "uint64_t": 8, "double": 8}
 
 
-@dataclass(frozen=True)
-class SlotReads:
+class SlotReads(NamedTuple):
     """What the probe saw: how many args[] slots the launch code read, and its loads of each slot's block."""
     passed: int | None                     # slots read before the first CUDA call (ret excluded); None: none
     loads: tuple[frozenset[tuple[int, int]], ...]
@@ -55,8 +54,7 @@ def slot_reads(loads: list[tuple[int, int]], blocks: list[int], array: int) -> S
     return SlotReads(passed, tuple(map(frozenset, per_block)))
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """What the loads of one argument's block say."""
     layouts: tuple[TensorLayout, ...]      # every tensor struct they fit, the chosen one first
     reason: str | None = None              # why none could be chosen; None when layouts[0] is the answer

@@ -11,8 +11,7 @@ When both are there they are compared, and a disagreement is an error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ..args_spec import ArgSpec
 from ..errors import ObjectFormatError
@@ -36,8 +35,7 @@ class LaunchSignatureError(ObjectFormatError):
     """The launch arguments cannot be described, or the header and args_spec disagree."""
 
 
-@dataclass(frozen=True)
-class LaunchParam:
+class LaunchParam(NamedTuple):
     name: str
     kind: str                   # "tensor", "tensor_list", "scalar", "stream", "pointer", "array"; "unknown": to be read
     ctype: str | None = None    # scalar / array element C type
@@ -47,8 +45,7 @@ class LaunchParam:
     default: str | None = None  # args_spec's rendering of a default value
 
 
-@dataclass(frozen=True)
-class LaunchSignature:
+class LaunchSignature(NamedTuple):
     source: str                                  # "header" or "args_spec"
     params: tuple[LaunchParam, ...]
     slots: tuple[tuple[str, str, int], ...]      # (parameter, how, index) for each args[] entry, ret last
