@@ -8,6 +8,7 @@ wrappers its object imports (a process that runs one export skips about half of 
 `MODELS` is every model, in registry order.  `wrappers.txt` is the list of symbols the library
 exports (the test checks the two agree).
 
+    loaders.py  the eight every export calls (its loaders and launch): a run builds only these
     device.py   device management, properties, profiler     launch.py   launches, occupancy
     library.py  cudaLibrary* and kernel attributes           stream.py   streams, events, graphs
     memory.py   malloc / free / memcpy / memset              driver.py   the `_cu*` driver wrappers
@@ -22,27 +23,27 @@ from .base import C, CudaCall, Param
 
 REGISTRY: dict[str, tuple[str, str]] = {
     # device
-    "_cudaGetDevice": ("device", "CudaGetDevice"),
+    "_cudaGetDevice": ("loaders", "CudaGetDevice"),
     "_cudaGetDeviceCount": ("device", "CudaGetDeviceCount"),
     "_cudaSetDevice": ("device", "CudaSetDevice"),
-    "_cudaDeviceGetAttribute": ("device", "CudaDeviceGetAttribute"),
+    "_cudaDeviceGetAttribute": ("loaders", "CudaDeviceGetAttribute"),
     "_cudaGetDeviceProperties": ("device", "CudaGetDeviceProperties"),
     "_cudaDeviceSynchronize": ("device", "CudaDeviceSynchronize"),
     "_cudaProfilerStart": ("device", "CudaProfilerStart"),
     "_cudaProfilerStop": ("device", "CudaProfilerStop"),
     # library / kernel
-    "_cudaLibraryLoadData": ("library", "CudaLibraryLoadData"),
+    "_cudaLibraryLoadData": ("loaders", "CudaLibraryLoadData"),
     "_cudaLibraryLoadFromFile": ("library", "CudaLibraryLoadFromFile"),
     "_cudaLibraryUnload": ("library", "CudaLibraryUnload"),
-    "_cudaLibraryGetKernel": ("library", "CudaLibraryGetKernel"),
+    "_cudaLibraryGetKernel": ("loaders", "CudaLibraryGetKernel"),
     "_cudaLibraryGetKernelCount": ("library", "CudaLibraryGetKernelCount"),
     "_cudaLibraryGetGlobal": ("library", "CudaLibraryGetGlobal"),
     "_cudaLibraryGetManaged": ("library", "CudaLibraryGetManaged"),
     "_cudaLibraryGetUnifiedFunction": ("library", "CudaLibraryGetUnifiedFunction"),
-    "_cudaFuncSetAttribute": ("library", "CudaFuncSetAttribute"),
-    "_cudaKernelSetAttributeForDevice": ("library", "CudaKernelSetAttributeForDevice"),
+    "_cudaFuncSetAttribute": ("loaders", "CudaFuncSetAttribute"),
+    "_cudaKernelSetAttributeForDevice": ("loaders", "CudaKernelSetAttributeForDevice"),
     # launch
-    "_cudaLaunchKernelEx": ("launch", "CudaLaunchKernelEx"),
+    "_cudaLaunchKernelEx": ("loaders", "CudaLaunchKernelEx"),
     "_cudaLaunchKernel": ("launch", "CudaLaunchKernel"),
     "_cudaOccupancyMaxActiveBlocksPerMultiprocessor": ("launch", "CudaOccupancyMaxActiveBlocksPerMultiprocessor"),
     # stream / event / graph
@@ -75,7 +76,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "_cudaMemsetAsync": ("memory", "CudaMemsetAsync"),
     # driver
     "_cuDeviceGet": ("driver", "CuDeviceGet"),
-    "_cuKernelGetAttribute": ("driver", "CuKernelGetAttribute"),
+    "_cuKernelGetAttribute": ("loaders", "CuKernelGetAttribute"),
     "_cuLibraryLoadData": ("driver", "CuLibraryLoadData"),
     "_cuLibraryLoadFromFile": ("driver", "CuLibraryLoadFromFile"),
     "_cuLibraryUnload": ("driver", "CuLibraryUnload"),

@@ -1,6 +1,7 @@
 """Device management, profiler and device-property wrappers (`_cuda*`, CUDA runtime API).
 
-Every wrapper here is a plain `jmp` into the statically linked CUDA runtime, so its signature is
+cudaGetDevice and cudaDeviceGetAttribute, which every export calls, are in loaders.py.  Every
+wrapper here is a plain `jmp` into the statically linked CUDA runtime, so its signature is
 the public prototype's.
 """
 
@@ -9,14 +10,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from .base import CudaCall
-from .enums import DeviceAttribute
-from .fields import Enum, Int, Out, Struct
-
-
-class CudaGetDevice(CudaCall):
-    symbol: ClassVar[str] = "_cudaGetDevice"
-    prototype: ClassVar[str] = "cudaError_t cudaGetDevice(int *device)"
-    device: Out("i32") = Field(description="receives the current device ordinal")
+from .fields import Int, Out, Struct
 
 
 class CudaGetDeviceCount(CudaCall):
@@ -29,14 +23,6 @@ class CudaSetDevice(CudaCall):
     symbol: ClassVar[str] = "_cudaSetDevice"
     prototype: ClassVar[str] = "cudaError_t cudaSetDevice(int device)"
     device: Int = Field(description="device ordinal to make current for this host thread")
-
-
-class CudaDeviceGetAttribute(CudaCall):
-    symbol: ClassVar[str] = "_cudaDeviceGetAttribute"
-    prototype: ClassVar[str] = "cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)"
-    value: Out("i32") = Field(description="receives the attribute value")
-    attr: Enum(DeviceAttribute) = Field(description="cudaDeviceAttr (same numbers as CUdevice_attribute)")
-    device: Int = Field(description="device ordinal")
 
 
 class CudaGetDeviceProperties(CudaCall):

@@ -8,6 +8,7 @@ cuLibraryLoadFromFile; 13000 for cuLibraryGetGlobal, cuLibraryGetKernelCount, cu
 cuLibraryGetUnifiedFunction and cuLibraryUnload (those print "CUDA driver entry-point lookup failed
 ..." to stderr when it fails); 12000 for cuTensorMapEncodeTiled.  When the lookup fails a wrapper
 returns 999 (CUDA_ERROR_UNKNOWN) without calling anything.  They return CUresult (enums.CUresult).
+cuKernelGetAttribute, which every export calls, is in loaders.py.
 """
 
 from typing import ClassVar, Literal
@@ -15,9 +16,10 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from .base import CudaCall
-from .library import (CudaLibraryGetGlobal, CudaLibraryGetKernel, CudaLibraryGetKernelCount, CudaLibraryGetManaged,
-                      CudaLibraryGetUnifiedFunction, CudaLibraryLoadData, CudaLibraryLoadFromFile, CudaLibraryUnload)
-from .enums import FuncAttribute, TensorMapDataType, TensorMapFloatOOBFill, TensorMapInterleave, TensorMapL2Promotion, TensorMapSwizzle
+from .library import (CudaLibraryGetGlobal, CudaLibraryGetKernelCount, CudaLibraryGetManaged, CudaLibraryGetUnifiedFunction,
+                      CudaLibraryLoadFromFile, CudaLibraryUnload)
+from .loaders import CudaLibraryGetKernel, CudaLibraryLoadData
+from .enums import TensorMapDataType, TensorMapFloatOOBFill, TensorMapInterleave, TensorMapL2Promotion, TensorMapSwizzle
 from .fields import Enum, Handle, Int, Out, Ptr, Struct, UInt
 
 _LOAD_OPTIONS = ("CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, "
@@ -35,22 +37,6 @@ class CuDeviceGet(DriverCall):
     prototype: ClassVar[str] = "CUresult cuDeviceGet(CUdevice *device, int ordinal)"
     device: Out("i32") = Field(description="receives the CUdevice for the ordinal")
     ordinal: Int = Field(description="device ordinal")
-
-
-class CuKernelGetAttribute(DriverCall):
-    """The wrapper's last argument is a device ordinal, not a CUdevice.
-
-    `_cuKernelGetAttribute` first calls `_cuDeviceGet(&dev, device)` and passes the resulting
-    CUdevice on; if that fails it returns 999 (CUDA_ERROR_UNKNOWN), not cuDeviceGet's error.  Same
-    register count as the public prototype (both types are int).
-    """
-
-    symbol: ClassVar[str] = "_cuKernelGetAttribute"
-    prototype: ClassVar[str] = "CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)"
-    pi: Out("i32") = Field(description="receives the attribute value")
-    attrib: Enum(FuncAttribute) = Field(description="CUfunction_attribute")
-    kernel: Handle = Field(description="kernel handle")
-    dev: Int = Field(description="device ordinal (the wrapper converts it with cuDeviceGet)")
 
 
 class CuLibraryLoadData(CudaLibraryLoadData):

@@ -1,5 +1,5 @@
-"""Former home of the driver models; they now live in driver.py.  Kept for older imports."""
+"""Former home of the driver models; they now live in driver.py (cuKernelGetAttribute in loaders.py).  Kept for older imports."""
 
-from .driver import CuKernelGetAttribute
+from .loaders import CuKernelGetAttribute
 
 __all__ = ["CuKernelGetAttribute"]

@@ -1,19 +1,11 @@
-"""Kernel launch and occupancy wrappers (CUDA runtime API)."""
+"""Kernel launch and occupancy wrappers (CUDA runtime API); cudaLaunchKernelEx, which every export calls, is in loaders.py."""
 
 from typing import ClassVar
 
 from pydantic import Field
 
 from .base import CudaCall
-from .fields import Handle, Int, Out, Ptr, Size, Struct, UInt
-
-
-class CudaLaunchKernelEx(CudaCall):
-    symbol: ClassVar[str] = "_cudaLaunchKernelEx"
-    prototype: ClassVar[str] = "cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, const void *func, void **args)"
-    config: Struct("cudaLaunchConfig_t") = Field(description="launch configuration (grid, block, smem, stream, attributes)")
-    func: Handle = Field(description="the kernel")
-    args: Ptr = Field(description="array of pointers to the kernel arguments")
+from .fields import Handle, Int, Out, Ptr, Size, UInt
 
 
 class CudaLaunchKernel(CudaCall):

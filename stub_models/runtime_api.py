@@ -1,12 +1,12 @@
-"""Former home of the runtime models; they now live in device/library/launch/stream/memory.py.
+"""Former home of the runtime models; they now live in loaders/device/library/launch/stream/memory.py.
 
 Kept so older imports keep working: re-exports the models and field types that lived here.
 """
 
-from .device import CudaDeviceGetAttribute, CudaGetDevice, CudaGetDeviceCount
+from .device import CudaGetDeviceCount
 from .fields import CString, Handle, Int, Out, Ptr, UInt
-from .launch import CudaLaunchKernelEx
-from .library import CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetKernel, CudaLibraryLoadData
+from .loaders import (CudaDeviceGetAttribute, CudaFuncSetAttribute, CudaGetDevice, CudaKernelSetAttributeForDevice,
+                      CudaLaunchKernelEx, CudaLibraryGetKernel, CudaLibraryLoadData)
 
 __all__ = ["CString", "CudaDeviceGetAttribute", "CudaFuncSetAttribute", "CudaGetDevice", "CudaGetDeviceCount",
            "CudaKernelSetAttributeForDevice", "CudaLaunchKernelEx", "CudaLibraryGetKernel", "CudaLibraryLoadData",
