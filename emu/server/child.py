@@ -54,14 +54,14 @@ def run_request(request: dict, fds: list[int], inherited: list, command: Callabl
         status = _status(exit_.code)
     except KeyboardInterrupt:                 # as CPython: the traceback, then die of SIGINT
         traceback.print_exc()
-        _finish()
+        finish()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
         status = 130
     except BaseException:                     # noqa: BLE001 - as CPython: the traceback, exit status 1
         traceback.print_exc()
         status = 1
-    return _finish() or status
+    return finish() or status
 
 
 def _stdio(fd: int, settings: list | None):
@@ -89,7 +89,7 @@ def _status(code) -> int:
     return 1
 
 
-def _finish() -> int:
+def finish() -> int:
     """What CPython does on the way out: atexit functions, then flush stdout and stderr (120 if that fails)."""
     import atexit
     atexit._run_exitfuncs()

@@ -1,5 +1,6 @@
 """What a process builds for a run: the stub models of stub_models.loaders (the eight wrappers every export
-calls), other areas' and the C library's only for an object that imports one of theirs.
+calls), other areas' and the C library's only for an object that imports one of theirs; and how it ends:
+without CPython's teardown, after CPython's own exit steps (atexit functions, flushes, status 120).
 
 Each check of a run is a fresh process (this one has imported everything by now) that reads `sys.modules`.
 """
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, fixture
 
 import stub_models
@@ -65,3 +67,36 @@ def test_every_fixture_export_imports_only_the_loaders_wrappers():
         image, _ = load_image(str(path))
         imported |= {symbol for symbol in image.stub_symbols if symbol in stub_models.REGISTRY}
     assert len(paths) > 100 and imported == loaders
+
+
+# `python -m emu` ends its process without CPython's teardown (emu/__main__.py), after doing what CPython
+# does on the way out.  A command started through runpy, as `python -m` starts it, with an atexit function
+# registered first: it must still run, after the command's output.
+_WITH_ATEXIT = """import atexit, runpy, sys
+atexit.register(lambda: print("atexit ran", flush=True))
+sys.argv = ["emu", *sys.argv[1:]]
+runpy.run_module("emu", run_name="__main__", alter_sys=True)
+"""
+
+
+def _cold(argv: list[str], tmp_path: Path, **kwargs) -> subprocess.CompletedProcess:
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    env.update(PYTHONPATH=str(ROOT), EMU_NO_SERVER="1", EMU_SERVER_DIR=str(tmp_path / "server"))
+    return subprocess.run(argv, env=env, cwd=tmp_path, timeout=120, **kwargs)
+
+
+def test_a_cold_command_runs_atexit_functions_and_keeps_its_exit_status(tmp_path):
+    out = _cold([sys.executable, "-c", _WITH_ATEXIT, "serve", "--status"], tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1                                   # no server running
+    assert out.stdout.startswith("emu server: not running") and out.stdout.endswith("atexit ran\n")
+
+
+def test_a_stdout_that_cannot_be_flushed_exits_120_as_cpython_does(tmp_path):
+    """The same message and status as CPython's own finalization gives a plain `print` to a full device."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "w") as full:
+        emu = _cold([sys.executable, "-m", "emu", "serve", "--status"], tmp_path, stdout=full, stderr=subprocess.PIPE, text=True)
+        plain = _cold([sys.executable, "-c", "print('x')"], tmp_path, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert plain.returncode == emu.returncode == 120
+    assert emu.stderr == plain.stderr and "Exception ignored in: <_io.TextIOWrapper name='<stdout>'" in emu.stderr
