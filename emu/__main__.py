@@ -17,17 +17,13 @@ if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and "pydan
 # until then); without one, or with EMU_NO_SERVER=1, the command runs here.
 from .server.client import run_served  # noqa: E402
 
+# Either way the process ends as CPython ends one, less the teardown of every module (emu.finish).
+from .finish import end_process  # noqa: E402
+
 served = run_served(sys.argv[1:])
 if served is not None:
-    sys.exit(served)
+    end_process(served)
 
 from .cli import main  # noqa: E402
 
-status = main()
-# The command is done.  What CPython would do now is tear down every module and object one by one:
-# about a quarter of a short run's time here (0.1 s), work the operating system does at once when the
-# process ends.  So finish as CPython finishes (atexit functions, flushing stdout then stderr, 120 if
-# that fails), as a served command's child does, and end the process without the teardown.
-from .server.child import finish  # noqa: E402
-
-os._exit(finish() or status)
+end_process(main())

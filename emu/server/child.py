@@ -14,6 +14,8 @@ import sys
 import traceback
 from typing import Callable
 
+from ..finish import finish
+
 
 def run_request(request: dict, fds: list[int], inherited: list, command: Callable[[list[str]], int]) -> int:
     """Become the client's process and run its command line with `command` (emu.cli.main); the exit status.
@@ -87,22 +89,3 @@ def _status(code) -> int:
         return code
     print(code, file=sys.stderr)
     return 1
-
-
-def finish() -> int:
-    """What CPython does on the way out: atexit functions, then flush stdout and stderr (120 if that fails)."""
-    import atexit
-    atexit._run_exitfuncs()
-    status = 0
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None and not stream.closed:
-                stream.flush()
-        except Exception as error:            # noqa: BLE001 - reported as CPython reports it
-            status = 120
-            try:
-                sys.stderr.write(f"Exception ignored in: {stream!r}\n" + "".join(traceback.format_exception_only(type(error), error)))
-                sys.stderr.flush()
-            except Exception:                 # noqa: BLE001
-                pass
-    return status
