@@ -2,36 +2,30 @@
 
 Reading a header's signature (emu.header) costs a short `python -m emu run` about 40 ms:
 importing pycparser, compiling its lexer's expressions and parsing.  The first run that reads
-a header stores the signature under `$EMU_CACHE_DIR/headers/<code digest>/<key>.json` (the
-image store's folder, emu.image_store.store_dir; `EMU_CACHE_DIR=off` disables both), keyed by
-the SHA-256 of the architecture and the header's text; later runs read it back.  The folder is
-named by a digest of the code that shapes a signature (`CODE`), so a change to the parser, its
-C rules or this format makes the next run parse again.
+a header stores the signature under `$EMU_CACHE_DIR/headers/<code digest>/<key>.json`
+(emu.derived_store: `EMU_CACHE_DIR=off` turns it off), keyed by the architecture and the
+header's text; later runs read it back.  A change to the parser, its C rules or this format
+(`CODE`) makes the next run parse again.
 
-An entry is plain JSON, read back field by field with each type checked: the store is a file
-anyone could edit, so nothing in it is unpickled or trusted, and an entry that does not read
-back as a signature is ignored and the header parsed again.  A header that does not parse is
-not stored: its error always comes from the parser.
+The entry is plain JSON, read back field by field with each type checked: nothing in it is
+unpickled or trusted, and an entry that does not read back as a signature is ignored and the
+header parsed again.  A header that does not parse is not stored: its error always comes from
+the parser.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from functools import lru_cache
 from typing import Any, Callable
 
+from .derived_store import MISSING, DerivedStore
 from .header_types import CField, CStruct, HeaderParam, HeaderSignature, PackedSlot
-from .image_store import code_digest, store_dir
 
-FORMAT = 1
-CODE = ("header.py", "c_source.py", "header_types.py", "header_store.py")     # relative to the emu package
+# The code that shapes a stored signature, relative to the emu package.
+CODE = ("header.py", "c_source.py", "header_types.py", "header_store.py", "derived_store.py")
+STORE = DerivedStore("headers", CODE, format=1)
 PARAM_KINDS = frozenset({"tensor", "tensor_list", "scalar", "stream", "pointer", "array"})
 SLOT_KINDS = frozenset({"value", "address", "element", "list_element", "ret"})
 MAX_STRUCT_DEPTH = 64          # as deep as emu.header lays structs out
-
-_MISSING = object()
-_FOLDERS: dict[tuple[str | None, str | None], str | None] = {}     # (EMU_CACHE_DIR, HOME) -> this code's folder
 
 
 @lru_cache(maxsize=64)
@@ -40,55 +34,28 @@ def header_signature(text: str, path: str, arch: str) -> HeaderSignature | None:
     entry = entry_path(text, arch)
     if entry is not None:
         stored = _read(entry)
-        if stored is not _MISSING:
+        if stored is not MISSING:
             return stored
     from .header import parse_header          # pycparser: only for a header the store does not hold
     signature = parse_header(text, path, arch)
     if entry is not None:
-        _write(entry, signature)
+        STORE.write(entry, None if signature is None else _plain(signature))
     return signature
 
 
 def entry_path(text: str, arch: str) -> str | None:
-    environ = os.environ
-    where = (environ.get("EMU_CACHE_DIR"), environ.get("HOME"))
-    folder = _FOLDERS.get(where, "")
-    if folder == "":
-        store = store_dir()
-        folder = _FOLDERS[where] = os.path.join(store, "headers", code_digest(code=CODE)[:24]) if store else None
-    if folder is None:
-        return None
-    key = hashlib.sha256(f"{arch}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    return os.path.join(folder, f"{key}.json")
+    return STORE.entry(arch, text)
 
 
 def _read(entry: str) -> Any:
-    """The stored signature (None: the header has no launch wrapper), or _MISSING."""
-    if not os.access(entry, os.R_OK):         # the usual miss: no exception raised and caught
-        return _MISSING
+    """The stored signature (None: the header has no launch wrapper), or MISSING."""
+    value = STORE.read(entry)
+    if value is None or value is MISSING:
+        return value
     try:
-        with open(entry, "rb") as handle:
-            record = json.loads(handle.read())
-        if not isinstance(record, dict) or record.get("format") != FORMAT or set(record) != {"format", "signature"}:
-            return _MISSING
-        return None if record["signature"] is None else _signature(record["signature"])
-    except (OSError, ValueError, TypeError, RecursionError):
-        return _MISSING
-
-
-def _write(entry: str, signature: HeaderSignature | None) -> None:
-    import tempfile                           # only a run that stores pays for importing it
-
-    record = {"format": FORMAT, "signature": None if signature is None else _plain(signature)}
-    folder = os.path.dirname(entry)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(handle, "w") as out:
-            json.dump(record, out, separators=(",", ":"))
-        os.replace(temporary, entry)
-    except OSError:
-        pass     # a read-only or full disk only costs the next run a parse
+        return _signature(value)
+    except (ValueError, TypeError, RecursionError):
+        return MISSING
 
 
 def _plain(value: Any) -> Any:

@@ -12,6 +12,7 @@ import pytest
 
 from emu import header, header_store
 from emu.header import HeaderError, parse_header
+from emu.image_store import code_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [Path(__file__).parent / "data" / "rich.h"]
@@ -55,7 +56,7 @@ def _marked_entry() -> str:
     _stored(text, str(CARVEOUT))
     entry = Path(header_store.entry_path(text, "x86_64"))
     record = json.loads(entry.read_text())
-    record["signature"]["wrapper"] = "from_the_store"
+    record["value"]["wrapper"] = "from_the_store"
     entry.write_text(json.dumps(record))
     return text
 
@@ -74,7 +75,7 @@ def test_a_changed_header_or_another_architecture_is_parsed_not_served(store):
 
 
 def _spoil(record: dict, how: str) -> str:
-    signature = record["signature"]
+    signature = record["value"]
     tensor = next(p for p in signature["params"] if p["struct"] is not None)
     if how == "not json":
         return "{"
@@ -159,7 +160,8 @@ def test_a_process_that_finds_the_signature_stored_never_imports_pycparser(tmp_p
 def test_the_code_digest_covers_the_parser(tmp_path):
     import shutil
     shutil.copytree(ROOT / "emu", tmp_path / "emu", ignore=shutil.ignore_patterns("__pycache__"))
-    before = header_store.code_digest(str(tmp_path / "emu"), header_store.CODE)
+    before = code_digest(str(tmp_path / "emu"), header_store.CODE)
+    assert before == code_digest(code=header_store.CODE)
     parser = tmp_path / "emu" / "c_source.py"
     parser.write_text(parser.read_text() + "\n")
-    assert header_store.code_digest(str(tmp_path / "emu"), header_store.CODE) != before
+    assert code_digest(str(tmp_path / "emu"), header_store.CODE) != before
