@@ -11,8 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from .args_spec_model import ArgSpec, ArgSpecParameter
 from .pickle_walk import ArgSpecError, Call, Global, fail, pickle_bytes, run
 
 __all__ = ["ArgSpec", "ArgSpecError", "ArgSpecParameter", "decode_args_spec"]
@@ -22,28 +21,6 @@ RENDER_BUDGET = 256
 RENDER_DEPTH = 16
 
 KIND_NAMES = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD")
-
-
-class ArgSpecParameter(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(description="Parameter name as the DSL function declares it.")
-    kind: str = Field(description="inspect.Parameter kind name, e.g. POSITIONAL_OR_KEYWORD or KEYWORD_ONLY.")
-    annotation: str | None = Field(
-        description="Dotted name of the annotation the pickle refers to (e.g. cutlass.cute.typing.Tensor), "
-        "a string annotation verbatim, a symbolic rendering of anything else, or None when there is none.")
-    default: str | None = Field(
-        description="repr() of a plain default value, a symbolic rendering of a non-plain one, "
-        "or None when the parameter has no default.")
-
-
-class ArgSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    parameters: list[ArgSpecParameter] = Field(description="Runtime parameters in declaration order "
-                                               "(the DSL drops Constexpr parameters before pickling).")
-    return_annotation: str | None = Field(description="Return annotation rendered like a parameter "
-                                          "annotation, or None when there is none.")
 
 
 class _Renderer:

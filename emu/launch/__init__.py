@@ -19,7 +19,7 @@ import struct
 from functools import cached_property
 from typing import Any
 
-from ..args_spec import ArgSpecError, decode_args_spec
+from ..args_spec_store import stored_args_spec
 from ..errors import BadInput, ObjectFormatError
 from ..header_store import header_signature
 from .arguments import (STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, LaunchArgumentError, default_extent,
@@ -204,12 +204,7 @@ def _list_size(element: TensorLayout, count: int) -> int:
 
 def _signature(object_path: str, export, obj, arch: str, given: dict[str, Any], probe: CodeProbe | None):
     spec_text = obj.c_string(f"{export.prefix}_args_spec")
-    spec, spec_error = None, None
-    if spec_text is not None:
-        try:
-            spec = decode_args_spec(spec_text)
-        except ArgSpecError as error:
-            spec_error = str(error)
+    spec, spec_error = stored_args_spec(spec_text) if spec_text is not None else (None, None)
     header_path = beside(object_path, ".h")
     if os.path.isfile(header_path):
         with open(header_path, encoding="utf-8", errors="replace") as handle:

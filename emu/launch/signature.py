@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
-from ..args_spec import ArgSpec
+from ..args_spec_model import ArgSpec
 from ..errors import ObjectFormatError
 from ..header_types import SCALAR_TYPES, HeaderSignature
 from .discovery import SlotReads, slots_fit
