@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from unicorn import Uc
 
 from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64, unpack_u64
+from ..memory_map import FRAME_SP
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -51,6 +52,15 @@ class RegisterConvention:
         if stack is not None and stack.address <= sp <= stack.end - 8:
             return args, unpack_u64(stack.view, sp - stack.address)[0]
         return args, read_u64(uc, sp)
+
+    def frame_args(self, words: tuple[int, ...], count: int, uc: Uc) -> tuple[int, ...]:
+        """The first `count` integer arguments of a stub call, from its frame (emu.memory_map):
+        the registers the entry path stored, then the stack slots above the saved stack pointer."""
+        regs = len(self.arg_regs)
+        if count <= regs:
+            return words[:count]
+        first = words[FRAME_SP] + (0 if self.link_register is not None else 8)
+        return words[:regs] + struct.unpack(f"<{count - regs}Q", mem_read(uc, first, 8 * (count - regs)))
 
     def read_args(self, uc: Uc, count: int) -> list[int]:
         regs = self.arg_regs
