@@ -21,7 +21,7 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
 
 from .arch.base import Architecture, CpuExtension
 from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
-from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_read
+from .fast_uc import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .image_mapping import ImageMapping
 from .layout import PERM_X, Image, Segment
 from .memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
@@ -182,7 +182,7 @@ class Machine:
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
         stopped = None
         try:   # ctypes truncates silently: a count of 2^64 would become 0, which means unlimited
-            self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=min(budget, 1 << 62))
+            emu_start(self.uc, function, RETURN_SENTINEL, watchdog, min(budget, 1 << 62))
         except UcError as error:
             stopped = error
         extension_fault = self.extension.take_fault() if self.extension is not None else None
