@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..model import empty_list
+
 Host = Literal["x86_64", "aarch64", "native"]
 
 # `--host-target` per host; "native" passes none, so the loaders use the build machine's CPU.
@@ -91,7 +93,7 @@ class BuildSpec(Block):
 
     module: str = Field(description="the Python file defining the function, relative to the scenario file")
     function: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="name of the @cute.jit function in that file")
-    args: list[FakeArg] = Field(default_factory=list, description="fake arguments for cute.compile, in order")
+    args: list[FakeArg] = Field(default_factory=empty_list, description="fake arguments for cute.compile, in order")
     symbols: dict[str, SymbolicExtent] = Field(default_factory=dict, description="symbolic extents named in tensor shapes")
     options: BuildOptions = Field(default_factory=BuildOptions, description="GPU architecture and host target")
     prefix: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="symbol prefix and file name of the export (default: the function name)")

@@ -7,6 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stub_models.enums import CudaError, DeviceAttribute, FuncAttribute, enum_value
 
+from ..model import empty_list
+
 
 class InjectedError(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -34,7 +36,7 @@ class RuntimeConfig(BaseModel):
     kernel_attributes: dict[str, dict[int, int]] = Field(default_factory=dict, description="per kernel name ('*' for every kernel): CUfunction_attribute -> initial value, by number or name (SHARED_SIZE_BYTES: 1024)")
     library_handle: int = Field(default=0x1000, description="the library handle the loaders find in their slot when cuda_init has not run")
     first_kernel_handle: int = Field(default=0x2000, description="handle given to the first kernel; later kernels count up from it")
-    errors: list[InjectedError] = Field(default_factory=list, description="stub calls that fail with a chosen error")
+    errors: list[InjectedError] = Field(default_factory=empty_list, description="stub calls that fail with a chosen error")
     missing_symbols: Literal["error", "return_zero"] = Field(default="error", description="what a call to an undefined symbol with no stub does: stop with an error naming it, or return 0")
 
     @field_validator("device_attributes", mode="before")

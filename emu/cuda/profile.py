@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stub_models.enums import DeviceAttribute
 
+from ..model import empty_list
+
 PROFILES = ("h200", "a100", "b200")
 
 
@@ -29,7 +31,7 @@ class DeviceProfile(BaseModel):
     kernel_read_only: dict[int, int] = Field(description="read-only attributes of a kernel whose cubin emu cannot "
                                              "read (the measured kernel's; marked unknown where used)")
     kernel_settable_defaults: dict[int, int] = Field(description="settable kernel attributes before any set call")
-    kernel_unsupported: list[int] = Field(default_factory=list, description="CUfunction_attribute numbers that "
+    kernel_unsupported: list[int] = Field(default_factory=empty_list, description="CUfunction_attribute numbers that "
                                           "cuKernelGetAttribute answers with CUDA_ERROR_INVALID_VALUE")
     register_allocation_unit: int = Field(description="registers are given to a warp in multiples of this")
     sub_partitions: int = Field(description="SM sub-partitions the register file is split over (a warp's "

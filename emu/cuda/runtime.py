@@ -17,7 +17,7 @@ from pydantic import Field
 from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribute, FuncAttribute
 
 from ..hotpath import build_record
-from ..model import Model
+from ..model import Model, empty_list
 
 from .config import RuntimeConfig
 from .kernel_attributes import KernelAttributes, kernel_attributes
@@ -39,7 +39,7 @@ class KernelState(Model):
     handle: int = Field(description="its cudaKernel_t handle")
     library: int = Field(description="the library handle it belongs to")
     devices: dict[str, dict[str, int]] = Field(description="device ordinal -> CUfunction_attribute name -> value")
-    unknown: list[str] = Field(default_factory=list, description="attributes emu cannot know for this kernel (no cubin "
+    unknown: list[str] = Field(default_factory=empty_list, description="attributes emu cannot know for this kernel (no cubin "
                                "for the device: PTX to be JIT-compiled, or no GPU binary); their values are the "
                                "profile's defaults, not the device's answer")
 
@@ -55,7 +55,7 @@ class LaunchRecord(Model):
     blockDim: list[int] = Field(description="block x, y, z")
     dynamicSmemBytes: int = Field(description="dynamic shared memory bytes")
     stream: int = Field(description="the stream handle")
-    attrs: list[dict] = Field(default_factory=list, description="launch attributes as decoded from cudaLaunchConfig_t")
+    attrs: list[dict] = Field(default_factory=empty_list, description="launch attributes as decoded from cudaLaunchConfig_t")
     numAttrs: int = Field(default=0, description="how many launch attributes the config held")
 
 
@@ -68,8 +68,8 @@ class RuntimeSnapshot(Model):
     libraries: dict[str, list[str]] = Field(default_factory=dict, description="library handle -> its kernel names")
     load_error: str | None = Field(default=None, description="why the GPU binary does not load on the profile's "
                                    "devices, as the driver would refuse it; null when it loads")
-    kernels: list[KernelState] = Field(default_factory=list, description="kernels of the libraries the loaders used")
-    launches: list[LaunchRecord] = Field(default_factory=list, description="launches the runtime accepted")
+    kernels: list[KernelState] = Field(default_factory=empty_list, description="kernels of the libraries the loaders used")
+    launches: list[LaunchRecord] = Field(default_factory=empty_list, description="launches the runtime accepted")
     live: dict[str, list[str]] = Field(default_factory=dict, description="handles created and not destroyed, by kind")
 
     def kernels_matching(self, name: str) -> list[KernelState]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stub_models.enums import CudaError, FuncAttribute, enum_value
 
 from ..render import param_kinds, show_call, show_ret, show_value
+from ..model import empty_list
 from ..records import CallRecord, ObjectRun
 from .model import CallPattern, Expectations
 
@@ -20,7 +21,7 @@ class ExpectationResult(BaseModel):
     line: int | None = Field(default=None, description="line of the expectation in the scenario file")
     passed: bool = Field(description="whether it holds")
     summary: str = Field(description="one line: what was required and what happened")
-    diff: list[str] = Field(default_factory=list, description="expected vs actual, line by line, for failures")
+    diff: list[str] = Field(default_factory=empty_list, description="expected vs actual, line by line, for failures")
 
 
 def _resolve(pattern_value: Any, c) -> Any:

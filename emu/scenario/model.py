@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..build.spec import BuildSpec
 from ..cuda.config import RuntimeConfig
 from ..entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntrySpec
+from ..model import empty_list
 
 
 class Block(BaseModel):
@@ -48,12 +49,12 @@ class StateExpectation(Block):
 class Expectations(Block):
     """What must hold for each object's run."""
 
-    calls_in_order: list[CallPattern] = Field(default_factory=list, description="calls that must appear in this order (others may come between)")
-    calls_any_order: list[CallPattern] = Field(default_factory=list, description="calls that must each appear, in any order")
-    no_calls: list[CallPattern] = Field(default_factory=list, description="calls that must not appear")
+    calls_in_order: list[CallPattern] = Field(default_factory=empty_list, description="calls that must appear in this order (others may come between)")
+    calls_any_order: list[CallPattern] = Field(default_factory=empty_list, description="calls that must each appear, in any order")
+    no_calls: list[CallPattern] = Field(default_factory=empty_list, description="calls that must not appear")
     exact_calls: ExactCalls | None = Field(default=None, description="the whole (filtered) trace, call for call")
     returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry)")
-    state: list[StateExpectation] = Field(default_factory=list, description="kernel attributes the runtime must hold after the run")
+    state: list[StateExpectation] = Field(default_factory=empty_list, description="kernel attributes the runtime must hold after the run")
     fault: str | None = Field(default=None, description="require the run to stop with this fault kind (e.g. missing_stub) instead of returning")
 
     def merged(self, other: "Expectations | None") -> "Expectations":

@@ -4,6 +4,7 @@
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..images import load_image
+from ..model import empty_list
 from ..run import run_object
 from ..records import ObjectRun
 from .expect import Checker, ExpectationResult
@@ -25,7 +26,7 @@ class ScenarioResult(BaseModel):
     faulted: bool = Field(description="some run stopped with a fault the scenario did not expect")
     upstream_bug: str | None = Field(default=None, description="the upstream bug this scenario documents, if any")
     bug_reproduced: bool | None = Field(default=None, description="for a failed upstream_bug scenario: whether it failed exactly as upstream_bug.fails says (else None)")
-    unexplained: list[str] = Field(default_factory=list, description="for a failed upstream_bug scenario: each failure the documented bug does not explain")
+    unexplained: list[str] = Field(default_factory=empty_list, description="for a failed upstream_bug scenario: each failure the documented bug does not explain")
 
 
 def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioResult:
