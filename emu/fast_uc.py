@@ -174,17 +174,6 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
     return buffer.raw
 
 
-def read_u64(uc: Uc, address: int) -> int:
-    """A little-endian 64-bit word of guest memory (return addresses on the stack)."""
-    region = _backed(uc, address, 8)
-    if region is not None:                 # the stack: read in place, no copy
-        return unpack_u64(region.view, address - region.address)[0]
-    return int.from_bytes(mem_read(uc, address, 8), "little")
-
-
-unpack_u64 = struct.Struct("<Q").unpack_from     # (buffer, offset) -> (word,)
-
-
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
     """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
     region = _backed(uc, address, len(data))

@@ -34,7 +34,7 @@ def test_stub_reads_arguments_4_and_7_where_the_abi_puts_them():
     seen = {}
 
     def at_stub(uc, address, size, data):
-        seen["args"], seen["return"] = SYSTEM_V_AMD64.read_call(uc, 8)
+        seen["args"], seen["return"] = SYSTEM_V_AMD64.read_args(uc, 8), SYSTEM_V_AMD64.return_address(uc)
         SYSTEM_V_AMD64.set_return(uc, 0x77)
 
     uc.hook_add(UC_HOOK_CODE, at_stub, begin=STUB, end=STUB)
@@ -53,7 +53,7 @@ def test_enter_places_stack_arguments_16_byte_aligned_above_the_return_address()
     rsp = uc.reg_read(x86.UC_X86_REG_RSP)
     assert (rsp + 8) % 16 == 0
     assert struct.unpack("<3Q", uc.mem_read(rsp, 24)) == (SENTINEL, 7, 8)
-    assert SYSTEM_V_AMD64.read_call(uc, 8) == (list(range(1, 9)), SENTINEL)
+    assert SYSTEM_V_AMD64.read_args(uc, 8) == list(range(1, 9)) and SYSTEM_V_AMD64.return_address(uc) == SENTINEL
 
 
 def test_a_stub_result_is_the_word_the_entry_path_loads():
