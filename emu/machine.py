@@ -85,6 +85,9 @@ class Machine:
         self.arch = arch
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
+        # first of the regions emu reads and writes in place (fast_uc._backed tries them in order):
+        # the stack takes most of those accesses (out-parameters, return addresses)
+        self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
         uc.mem_write(STUB_BASE, cpu.stub_window_fill * (STUB_SIZE // len(cpu.stub_window_fill)))
         self._slots_written = 1                           # stub slots whose code is in the window (see load); 0 is the sentinel
@@ -94,7 +97,6 @@ class Machine:
         self._frame = HostBacked(uc, STUB_FRAME, PAGE, UC_PROT_READ | UC_PROT_WRITE)
         self._frame_view = self._frame.view
         self.host = HostMemory(uc)
-        self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image

@@ -78,9 +78,8 @@ class RegisterConvention:
         batch = self._entry_writes.get(in_registers)
         if batch is None:
             link = (self.link_register,) if self.link_register is not None else ()
-            batch = self._entry_writes[in_registers] = RegisterBatch(
-                self.arg_regs[:in_registers] + (self.stack_pointer, self.program_counter) + link)
-        values = list(args[:in_registers]) + [sp, function]
+            batch = self._entry_writes[in_registers] = RegisterBatch(self.arg_regs[:in_registers] + (self.stack_pointer,) + link)
+        values = [*args[:in_registers], sp]          # the program counter: emu_start sets it to `function`
         if self.link_register is not None:
             values.append(return_to)
         batch.write(uc, values)
