@@ -200,16 +200,18 @@ class RegisterBatch:
         self._values = (ctypes.c_uint64 * len(regs))()
         self._pointers = (ctypes.c_void_p * len(regs))(*(ctypes.addressof(self._values) + 8 * i for i in range(len(regs))))
         self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), len(regs))
+        # the values move through the array's buffer with struct: a third of indexing a ctypes array
+        self._words = struct.Struct(f"<{len(regs)}Q")
 
-    def read(self, uc: Uc) -> list[int]:
+    def read(self, uc: Uc) -> tuple[int, ...]:
         status = c_reg_read_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
-        return self._values[:]
+        return self._words.unpack_from(self._values)
 
     def write(self, uc: Uc, values) -> None:
         """Write the registers, in order, with one uc_reg_write_batch call."""
-        self._values[:] = [value & 0xFFFFFFFFFFFFFFFF for value in values]
+        self._words.pack_into(self._values, 0, *[value & 0xFFFFFFFFFFFFFFFF for value in values])
         status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)

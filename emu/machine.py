@@ -24,7 +24,7 @@ from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live bes
 from .fast_uc import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .image_mapping import ImageMapping
 from .layout import PERM_X, Image, Segment
-from .memory_map import (FRAME_EXIT_VALUE, FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
+from .memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
                          STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT,
                          stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
@@ -34,11 +34,6 @@ WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could ou
 
 _PACK_U64 = Struct("<Q").pack_into
 _READ_FRAME = Struct(f"<{FRAME_WORDS}Q").unpack_from
-_READ_EXIT = Struct("<QQ").unpack_from            # the result register and the done word (emu.memory_map)
-
-
-def _aligned(size: int) -> int:
-    return (size + 15) & ~15
 
 _ACCESS_KIND = {
     UC_MEM_READ_UNMAPPED: "unmapped_read", UC_MEM_WRITE_UNMAPPED: "unmapped_write",
@@ -90,26 +85,18 @@ class Machine:
         self.arch = arch
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
+        # first of the regions emu reads and writes in place (fast_uc._backed tries them in order):
+        # the stack takes most of those accesses (out-parameters, return addresses)
+        self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
         uc.mem_write(STUB_BASE, cpu.stub_window_fill * (STUB_SIZE // len(cpu.stub_window_fill)))
-        # the page past the slots: their shared entry path, the launch path and the finish path, and the
-        # frame they pass calls and entries through (emu.memory_map)
-        entry_code, trap = cpu.stub_entry_code(STUB_RETURN, STUB_FRAME, STUB_RESULT)
-        self._launch = STUB_RETURN + _aligned(len(entry_code))
-        launch = cpu.launch_code(STUB_FRAME)
-        finish = self._launch + _aligned(len(launch))
-        finish_code = cpu.finish_code(STUB_FRAME)
-        self._finished = finish + len(finish_code)       # where a run that returned stops
-        paths = HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4)
-        for address, code in ((STUB_RETURN, entry_code), (self._launch, launch), (finish, finish_code)):
-            paths.write(address, code)
-        uc.mem_write(RETURN_SENTINEL, cpu.stub_slot_code(RETURN_SENTINEL, finish))
         self._slots_written = 1                           # stub slots whose code is in the window (see load); 0 is the sentinel
+        # the slots' shared entry path, and the frame it stores the call in (emu.memory_map)
+        entry_code, trap = cpu.stub_entry_code(STUB_RETURN, STUB_FRAME, STUB_RESULT)
+        HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4).write(STUB_RETURN, entry_code)
         self._frame = HostBacked(uc, STUB_FRAME, PAGE, UC_PROT_READ | UC_PROT_WRITE)
         self._frame_view = self._frame.view
-        self._launch_with = arch.convention.launch
         self.host = HostMemory(uc)
-        self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
@@ -188,7 +175,7 @@ class Machine:
         """Run `function(*args)` from a fresh stack until it returns to the sentinel."""
         self._fault = None
         self._memory_fault = None
-        self._launch_with(self._frame_view, self.stack, function, args, STACK_TOP, RETURN_SENTINEL)
+        self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
         # Unicorn's own timeout starts a watchdog thread per emu_start (milliseconds each);
         # the instruction budget bounds loops instead, and the stub hook checks the clock.
         self._deadline = _clock() + timeout_s
@@ -197,7 +184,7 @@ class Machine:
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
         stopped = None
         try:   # ctypes truncates silently: a count of 2^64 would become 0, which means unlimited
-            emu_start(self.uc, self._launch, self._finished, watchdog, min(budget, 1 << 62))
+            emu_start(self.uc, function, RETURN_SENTINEL, watchdog, min(budget, 1 << 62))
         except UcError as error:
             stopped = error
         extension_fault = self.extension.take_fault() if self.extension is not None else None
@@ -212,9 +199,8 @@ class Machine:
                            self._describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc))
         if self._fault is not None:
             return CallOutcome(None, self._fault)
-        value, done = _READ_EXIT(self._frame_view, 8 * FRAME_EXIT_VALUE)
-        if not done:                                   # stopped by the budget or the watchdog, not by returning
-            pc = self.arch.cpu.pc(self.uc)
+        pc, value = self.arch.convention.exit_state(self.uc)
+        if pc != RETURN_SENTINEL:
             kind = "timeout" if _clock() >= self._deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")

@@ -26,13 +26,6 @@ STUB_RESULT = STUB_FRAME + 0x100
 FRAME_ARGS = 8                    # words 0-7: the integer argument registers (x86-64 fills 0-5)
 FRAME_SLOT, FRAME_RETURN, FRAME_SP = 8, 9, 10
 FRAME_WORDS = 11
-# An entry starts the same way, through memory: emu writes its register arguments, stack
-# pointer, address and (AArch64) link register in words 16-26 and starts at the launch
-# path, which loads them and jumps.  The entry returns to RETURN_SENTINEL, whose slot jumps
-# to the finish path: it stores the result register and a nonzero word (28) and ends the
-# run.  So emu neither writes nor reads a register through Unicorn for a run that returns.
-FRAME_ENTRY_ARGS, FRAME_ENTRY_SP, FRAME_ENTRY_PC, FRAME_ENTRY_LINK = 16, 24, 25, 26
-FRAME_EXIT_VALUE, FRAME_EXIT_DONE = 27, 28
 
 # The laid-out object: one fixed region per permission class, mapped once per emulator.
 # The regions end below 0x0400_0000, well inside CALL26 reach (+-128 MiB) of the stubs.

@@ -33,11 +33,8 @@ class CallingConvention(Protocol):
     def return_value(self, uc: Uc) -> int:
         """The integer result after the function returned."""
 
-    def frame_args(self, words: tuple[int, ...], count: int, uc: Uc) -> tuple[int, ...]:
-        """The first `count` integer arguments of a stub call from its frame (emu.memory_map)."""
-
-    def launch(self, frame: memoryview, stack, function: int, args: list[int], stack_top: int, return_to: int) -> None:
-        """Write the frame's entry words and the stack the CPU's launch path starts `function(*args)` from."""
+    def exit_state(self, uc: Uc) -> tuple[int, int]:
+        """The program counter and the integer result, read together once an entry stopped."""
 
 
 @dataclass(frozen=True)

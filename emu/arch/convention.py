@@ -12,11 +12,8 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
-from ..memory_map import FRAME_ENTRY_ARGS, FRAME_SP
-
-# the entry words: 8 registers, sp, the address, the link, the result and the done word (cleared)
-_PACK_ENTRY = struct.Struct("<13Q").pack_into
+from ..fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
+from ..memory_map import FRAME_SP
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -30,7 +27,8 @@ class RegisterConvention:
     link_register: int | None      # None: the call pushed the return address at [sp]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch (enter)
+        object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch
+        object.__setattr__(self, "_exit_state", RegisterBatch((self.program_counter, self.return_reg)))
 
     def frame_args(self, words: tuple[int, ...], count: int, uc: Uc) -> tuple[int, ...]:
         """The first `count` integer arguments of a stub call, from its frame (emu.memory_map):
@@ -62,34 +60,26 @@ class RegisterConvention:
     def return_value(self, uc: Uc) -> int:
         return reg_read64(uc, self.return_reg)
 
-    def stack_at_entry(self, args: list[int], stack_top: int, return_to: int) -> tuple[int, bytes]:
-        """The stack pointer right after a call, and the bytes from there: stack arguments 16-aligned, below
-        them the return address on x86-64 (rsp = 8 mod 16 at entry)."""
-        stack_args = [a & MASK64 for a in args[len(self.arg_regs):]]
-        sp = (stack_top - 8 * len(stack_args)) & ~0xF
-        if self.link_register is None:
-            return sp - 8, struct.pack(f"<{1 + len(stack_args)}Q", return_to, *stack_args)
-        return sp, struct.pack(f"<{len(stack_args)}Q", *stack_args)
-
-    def launch(self, frame: memoryview, stack: HostBacked, function: int, args: list[int], stack_top: int, return_to: int) -> None:
-        """Write what the CPU's launch path loads (emu.memory_map): the frame's entry words and the stack."""
-        sp, on_stack = self.stack_at_entry(args, stack_top, return_to)
-        stack.write(sp, on_stack)
-        registers = [a & MASK64 for a in args[:len(self.arg_regs)]]
-        _PACK_ENTRY(frame, 8 * FRAME_ENTRY_ARGS, *registers, *[0] * (8 - len(registers)), sp, function, return_to, 0, 0)
+    def exit_state(self, uc: Uc) -> tuple[int, int]:
+        """The program counter and the return register, in one read, once an entry stops."""
+        pc, value = self._exit_state.read(uc)
+        return pc, value
 
     def enter(self, uc: Uc, function: int, args: list[int], stack_top: int, return_to: int) -> None:
         """Registers and stack as right after a call: stack arguments 16-aligned, then the return address."""
-        sp, on_stack = self.stack_at_entry(args, stack_top, return_to)
-        if on_stack:
-            mem_write(uc, sp, on_stack)
+        stack_args = args[len(self.arg_regs):]
+        sp = (stack_top - 8 * len(stack_args)) & ~0xF
+        if stack_args:
+            mem_write(uc, sp, struct.pack(f"<{len(stack_args)}Q", *(a & MASK64 for a in stack_args)))
+        if self.link_register is None:
+            sp -= 8                                  # x86-64: rsp = 8 (mod 16) at entry
+            mem_write(uc, sp, struct.pack("<Q", return_to))
         in_registers = min(len(args), len(self.arg_regs))
         batch = self._entry_writes.get(in_registers)
         if batch is None:
             link = (self.link_register,) if self.link_register is not None else ()
-            batch = self._entry_writes[in_registers] = RegisterBatch(
-                self.arg_regs[:in_registers] + (self.stack_pointer, self.program_counter) + link)
-        values = list(args[:in_registers]) + [sp, function]
+            batch = self._entry_writes[in_registers] = RegisterBatch(self.arg_regs[:in_registers] + (self.stack_pointer,) + link)
+        values = [*args[:in_registers], sp]          # the program counter: emu_start sets it to `function`
         if self.link_register is not None:
             values.append(return_to)
         batch.write(uc, values)

@@ -18,7 +18,7 @@ from unicorn import x86_const as x86
 
 from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.x86_64.architecture import X86_64
-from emu.memory_map import (FRAME_ENTRY_SP, FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
+from emu.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                             STUB_SIZE, stub_address)
 
 CODE, STACK_TOP, SENTINEL = 0x0100_0000, 0x7F00_8000, 0x0300_0000
@@ -117,46 +117,3 @@ def test_the_window_around_the_slots_stops_a_stray_jump(name):
         with pytest.raises(UcError):
             uc.emu_start(address, SENTINEL, count=100)
         assert STUB_BASE <= arch.cpu.pc(uc) < STUB_RETURN
-
-
-# -- an entry's start and end: the launch path and the finish path --------------------------------------
-# f(a1, ..., a10) = a4 + a7 + a9: a register argument, then stack arguments (x86-64: a7 and a9 at
-# [rsp+8] and [rsp+24], above the return address; AArch64: a7 in x6, a9 at [sp])
-SUM_4_7_9 = {"x86_64": bytes.fromhex("4889c8" "4803442408" "4803442418" "c3"),    # mov rax, rcx; add rax, [rsp+8]; add rax, [rsp+24]; ret
-             "aarch64": struct.pack("<4I", 0x8B060060, 0xF94003E9, 0x8B090000, 0xD65F03C0)}   # add x0, x3, x6; ldr x9, [sp]; add x0, x0, x9; ret
-FUNCTION = 0x0900_0000
-
-
-def machine_with(name: str, code: bytes):
-    from emu.machine import Machine
-    machine = Machine(CASES[name][0])
-    machine.uc.mem_map(FUNCTION, 0x1000, UC_PROT_ALL)
-    machine.uc.mem_write(FUNCTION, code)
-    return machine
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_an_entry_gets_its_arguments_and_its_result_comes_back_through_the_frame(name):
-    machine = machine_with(name, SUM_4_7_9[name])
-    args = [1 << (3 * i) for i in range(10)]
-    outcome = machine.call(FUNCTION, args)
-    assert outcome.fault is None and outcome.returned == args[3] + args[6] + args[8]
-    sp = struct.unpack("<Q", machine.uc.mem_read(STUB_FRAME + 8 * FRAME_ENTRY_SP, 8))[0]
-    assert sp % 16 == (8 if name == "x86_64" else 0)         # as right after a call
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_an_entry_that_returns_a_negative_int_comes_back_negative(name):
-    code = {"x86_64": bytes.fromhex("b8feffffff" "c3"),                     # mov eax, -2; ret
-            "aarch64": struct.pack("<2I", 0x12800020, 0xD65F03C0)}[name]     # mov w0, #-2; ret
-    assert machine_with(name, code).call(FUNCTION, []).returned == -2
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_an_entry_that_never_returns_is_stopped_where_it_loops(name):
-    loop = {"x86_64": b"\xeb\xfe", "aarch64": struct.pack("<I", 0x14000000)}[name]
-    machine = machine_with(name, loop)
-    machine.image = None
-    outcome = machine.call(FUNCTION, [], budget=1000)
-    assert outcome.returned is None and outcome.fault.kind == "instruction_budget" and outcome.fault.pc == FUNCTION
-    assert machine.call(FUNCTION, [], budget=1000).fault.kind == "instruction_budget"     # the done word was cleared again

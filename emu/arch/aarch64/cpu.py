@@ -11,8 +11,7 @@ from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
 from unicorn import arm64_const as arm64
 
 from ...fast_uc import reg_read64
-from ...memory_map import (FRAME_ENTRY_ARGS, FRAME_ENTRY_LINK, FRAME_ENTRY_PC, FRAME_ENTRY_SP, FRAME_EXIT_DONE, FRAME_EXIT_VALUE, FRAME_RETURN,
-                           FRAME_SLOT, FRAME_SP)
+from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTERS = tuple((f"x{n}", getattr(arm64, f"UC_ARM64_REG_X{n}")) for n in range(31)) + (
     ("sp", arm64.UC_ARM64_REG_SP), ("pc", arm64.UC_ARM64_REG_PC), ("nzcv", arm64.UC_ARM64_REG_NZCV))
@@ -54,23 +53,6 @@ class Aarch64Cpu:
         trap = 4 * len(words)
         words += [0x58000000 | ((result - (address + trap)) >> 2 & 0x7FFFF) << 5, RET]     # ldr x0, result; ret
         return b"".join(word.to_bytes(4, "little") for word in words), trap
-
-    @staticmethod
-    def launch_code(frame: int) -> bytes:
-        """Load the entry's register arguments, sp and x30 from the frame, then branch to its address (see emu.memory_map)."""
-        def load(register: int, word: int) -> int:                # ldr x<register>, [x17, #8 word]
-            return 0xF9400000 | word << 10 | 17 << 5 | register
-        words = [*_move32(17, frame), *(0xA9400000 | (FRAME_ENTRY_ARGS + n) << 15 | (n + 1) << 10 | 17 << 5 | n for n in range(0, 8, 2)),
-                 load(16, FRAME_ENTRY_SP), 0x9100021F,               # ldp x0-x7; mov sp, x16
-                 load(30, FRAME_ENTRY_LINK), load(16, FRAME_ENTRY_PC), 0xD61F0200]       # br x16
-        return b"".join(word.to_bytes(4, "little") for word in words)
-
-    @staticmethod
-    def finish_code(frame: int) -> bytes:
-        """Store x0 and, as the nonzero word saying the entry returned, the frame's own address (see emu.memory_map)."""
-        assert FRAME_EXIT_DONE == FRAME_EXIT_VALUE + 1
-        words = [*_move32(17, frame), 0xA9000000 | FRAME_EXIT_VALUE << 15 | 17 << 10 | 17 << 5 | 0]   # stp x0, x17
-        return b"".join(word.to_bytes(4, "little") for word in words)
 
     def __init__(self) -> None:
         self._disassembler = None

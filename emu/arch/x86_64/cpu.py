@@ -5,8 +5,7 @@ from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 from unicorn import x86_const as x86
 
 from ...fast_uc import reg_read64
-from ...memory_map import (FRAME_ENTRY_ARGS, FRAME_ENTRY_PC, FRAME_ENTRY_SP, FRAME_EXIT_DONE, FRAME_EXIT_VALUE, FRAME_RETURN, FRAME_SLOT,
-                           FRAME_SP)
+from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTER_NAMES = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
                   "r12", "r13", "r14", "r15", "rip", "eflags")
@@ -39,22 +38,6 @@ class X86_64Cpu:
         trap = len(code)                                                # mov rax, [rip + disp32]; ret
         code += b"\x48\x8b\x05" + (result - (address + trap + 7)).to_bytes(4, "little", signed=True) + b"\xc3"
         return code, trap
-
-    @staticmethod
-    def launch_code(frame: int) -> bytes:
-        """Load the entry's register arguments and rsp from the frame, then jump to its address (see emu.memory_map)."""
-        loads = b"".join(bytes((rex, 0x8B, 0x04 | reg << 3, 0x25)) + (frame + 8 * word).to_bytes(4, "little")
-                         for rex, reg, word in ((0x48, 7, FRAME_ENTRY_ARGS), (0x48, 6, FRAME_ENTRY_ARGS + 1),
-                                                (0x48, 2, FRAME_ENTRY_ARGS + 2), (0x48, 1, FRAME_ENTRY_ARGS + 3),
-                                                (0x4C, 0, FRAME_ENTRY_ARGS + 4), (0x4C, 1, FRAME_ENTRY_ARGS + 5),
-                                                (0x48, 4, FRAME_ENTRY_SP)))                     # rdi rsi rdx rcx r8 r9 rsp
-        return loads + b"\xff\x24\x25" + (frame + 8 * FRAME_ENTRY_PC).to_bytes(4, "little")  # jmp [frame + 8 PC]
-
-    @staticmethod
-    def finish_code(frame: int) -> bytes:
-        """Store rax and, as the nonzero word saying the entry returned, rsp (see emu.memory_map)."""
-        return b"".join(bytes((0x48, 0x89, 0x04 | reg << 3, 0x25)) + (frame + 8 * word).to_bytes(4, "little")
-                        for reg, word in ((0, FRAME_EXIT_VALUE), (4, FRAME_EXIT_DONE)))
 
     def __init__(self) -> None:
         self._disassembler = None
