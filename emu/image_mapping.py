@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from unicorn import UC_PROT_NONE, Uc
 
-from .fast_uc import HostBacked
+from .fast_uc import HostBacked, mem_protect, mem_write
 from .layout import PERM_R, PERM_W, PERM_X, Image, Segment
 from .memory_map import CODE_SLOTS_BASE, RODATA_SLOTS_BASE
 
 FLUSH_AFTER_REWRITES = 64
-# Every change to Unicorn's memory map rebuilds its flat view of every region mapped (about a
-# microsecond per region here), and a new slot makes two such changes: past this many slots
-# held per class (code, read-only data) the one used longest ago is unmapped, so that `check`
-# of a directory of a thousand exports does not slow down object by object.  A warm loop over
-# fewer distinct objects than this keeps every translation.
+# Every change to Unicorn's memory map rebuilds its flat view of every region mapped (mapping a
+# region took about 0.05 ms with 100 mapped, 0.5 ms with 1,000 and 2 ms with 2,000 here): past
+# this many slots held per class (code, read-only data) the one used longest ago is unmapped,
+# so that `check` of a directory of thousands of exports does not slow down object by object.
+# A warm loop over fewer distinct objects than this keeps every translation.
 MAX_HELD_SLOTS = 128
 
 
@@ -55,8 +55,8 @@ class ImageMapping:
     def __init__(self, uc: Uc) -> None:
         self.uc = uc
         self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
-        self._code_slots: dict[int, tuple[HostBacked, bytes]] = {}     # code slot address -> (region, code bytes)
-        self._active_code: HostBacked | None = None
+        self._code_slots: dict[int, bytes] = {}                    # code slot address -> code bytes mapped there
+        self._active_code: int | None = None
         self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
         self._active_rodata: HostBacked | None = None
         self.rewrites = 0                      # code rewrites since Unicorn's code buffer was last flushed
@@ -77,14 +77,14 @@ class ImageMapping:
         code = wanted.get(PERM_R | PERM_X)
         if code is not None and code.address >= CODE_SLOTS_BASE:
             del wanted[PERM_R | PERM_X]
-            self._active_code = self._enter_slot(self._code_slots, self._active_code, code)
+            self._enter_code_slot(code)
         elif self._active_code is not None:
-            self._active_code.protect(self.uc, UC_PROT_NONE)
+            mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
             self._active_code = None
         rodata = wanted.get(PERM_R)
         if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
             del wanted[PERM_R]
-            self._active_rodata = self._enter_slot(self._rodata_slots, self._active_rodata, rodata)
+            self._enter_rodata_slot(rodata)
         elif self._active_rodata is not None:
             self._active_rodata.protect(self.uc, UC_PROT_NONE)
             self._active_rodata = None
@@ -112,39 +112,55 @@ class ImageMapping:
                 self.drop_translations(segment.address, [(0, len(segment.data))])
             self._mapped[perms] = (region, segment.data)
 
-    def _enter_slot(self, slots: dict[int, tuple[HostBacked, bytes]], active: HostBacked | None,
-                    segment: Segment) -> HostBacked:
-        """Make `segment`'s slot the accessible one of its class (code or read-only data); the region now active.
-
-        Slots live in host memory (HostBacked): writing code there is a copy, where Unicorn's
-        mem_write cost grew with every region mapped (about 0.2 ms per object past a hundred).
-        Code rewritten in place drops the translations of the bytes that changed.
-        """
-        address, data, code = segment.address, segment.data, bool(segment.perms & PERM_X)
-        if active is not None and active.address != address:
-            active.protect(self.uc, UC_PROT_NONE)
-        held = slots.pop(address, None)       # entered again: it goes to the end, the most recently used
-        if held is not None and held[0].size != len(data):
-            self._unmap_slot(address, held[0], code)
+    def _enter_code_slot(self, code: Segment) -> None:
+        address, data = code.address, code.data
+        if self._active_code is not None and self._active_code != address:
+            mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
+        held = self._code_slots.pop(address, None)        # entered again: now the most recently used
+        if held is not None and len(held) != len(data):
+            self._unmap_code_slot(address, held)
             held = None
         if held is None:
-            while len(slots) >= MAX_HELD_SLOTS:
-                oldest = next(iter(slots))
-                self._unmap_slot(oldest, slots.pop(oldest)[0], code)
-            region = HostBacked(self.uc, address, len(data), segment.perms)
+            while len(self._code_slots) >= MAX_HELD_SLOTS:
+                oldest = next(iter(self._code_slots))
+                self._unmap_code_slot(oldest, self._code_slots.pop(oldest))
+            self.uc.mem_map(address, len(data), PERM_R | PERM_X)
+            mem_write(self.uc, address, data)
+        else:
+            if self._active_code != address:
+                mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
+            if held != data:                      # another object's code in this slot
+                mem_write(self.uc, address, data)
+                self.drop_translations(address, changed_ranges(held, data))
+        self._code_slots[address] = data
+        self._active_code = address
+
+    def _unmap_code_slot(self, address: int, held: bytes) -> None:
+        """Unmap a code slot; its translations go too, and count toward the next flush."""
+        self.drop_translations(address, [(0, len(held))])
+        self.uc.mem_unmap(address, len(held))
+        if self._active_code == address:
+            self._active_code = None
+
+    def _enter_rodata_slot(self, segment: Segment) -> None:
+        address, data = segment.address, segment.data
+        active = self._active_rodata
+        if active is not None and active.address != address:
+            active.protect(self.uc, UC_PROT_NONE)
+        held = self._rodata_slots.pop(address, None)      # entered again: now the most recently used
+        if held is not None and held[0].size != len(data):
+            held[0].unmap(self.uc)
+            held = None
+        if held is None:
+            while len(self._rodata_slots) >= MAX_HELD_SLOTS:
+                self._rodata_slots.pop(next(iter(self._rodata_slots)))[0].unmap(self.uc)
+            region = HostBacked(self.uc, address, len(data), PERM_R)
             region.view[:] = data
         else:
             region = held[0]
             if region is not active:
-                region.protect(self.uc, segment.perms)
-            if held[1] != data:                   # another object's code or data in this slot
+                region.protect(self.uc, PERM_R)
+            if held[1] != data:                   # another object's read-only data in this slot
                 region.view[:] = data
-                if code:
-                    self.drop_translations(address, changed_ranges(held[1], data))
-        slots[address] = (region, data)
-        return region
-
-    def _unmap_slot(self, address: int, region: HostBacked, code: bool) -> None:
-        if code:                               # its translations go, and count toward the next flush
-            self.drop_translations(address, [(0, region.size)])
-        region.unmap(self.uc)
+        self._rodata_slots[address] = (region, data)
+        self._active_rodata = region

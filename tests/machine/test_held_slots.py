@@ -1,4 +1,4 @@
-"""An emulator holds at most `MAX_HELD_SLOTS` code and read-only slots: the one used longest ago is unmapped.
+"""An emulator holds at most `MAX_HELD_SLOTS` code and read-only slots each: the one used longest ago is unmapped.
 
 Each slot is a Unicorn memory region, and every change to Unicorn's memory map costs time in
 proportion to the regions mapped, so `check` of a large directory must not keep them all.  Objects
