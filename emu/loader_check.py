@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -102,8 +103,7 @@ def check_object(path: str, device_count: int | None = None, profile: str = "h20
         _image, export = load_image(path)
         if export.kernel_info_error:
             raise BadInput(export.kernel_info_error, path=str(path))
-        entries = loaders_for_devices(count)
-        run = run_object(path, RuntimeConfig(device_count=count, profile=profile), entries)
+        run = run_object(path, _config(count, profile), list(_loaders(count)))
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
     names = kernel_handles(run.calls)
@@ -116,6 +116,23 @@ def check_object(path: str, device_count: int | None = None, profile: str = "h20
         object=str(path), arch=run.arch, prefix=run.prefix, version=export.version, kernels=list(export.kernels),
         kernel_info={kernel: dict(attributes) for kernel, attributes in export.kernel_info.items()}, device_count=count,
         loaders=loaders, checks=checks, discrepancies=discrepancies, error=None, exit_code=code))
+
+
+# The same configuration, entries and labels for every object of a directory: validated once each
+# (nothing changes them: a run only reads its configuration and entries).
+@lru_cache(maxsize=64)
+def _config(device_count: int, profile: str) -> RuntimeConfig:
+    return RuntimeConfig(device_count=device_count, profile=profile)
+
+
+@lru_cache(maxsize=64)
+def _loaders(device_count: int) -> tuple[EntrySpec, ...]:
+    return tuple(loaders_for_devices(device_count))
+
+
+@lru_cache(maxsize=256)
+def _label(entry: str, device: int | None) -> str:
+    return EntrySpec(name=entry, device=device).label()
 
 
 def kernel_handles(calls: list[CallRecord]) -> dict[int, str]:
@@ -145,7 +162,7 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
                 kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=attribute_name(attr),
                 value=call.args["value"], device=call.args[device_arg] if device_arg else device, ret=call.ret,
                 call=call.index)))
-    label = EntrySpec(name=entry.entry, device=entry.args.get("device")).label()
+    label = _label(entry.entry, entry.args.get("device"))
     return build_record(LoaderEntry, dict(entry=label, device=device, returned=entry.returned,
                                           fault=f"{entry.fault.kind}: {entry.fault.message}" if entry.fault else None,
                                           sets=sets))
