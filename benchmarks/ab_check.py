@@ -5,12 +5,13 @@
 
 For each side in turn, each round: a fresh process that checks one object and then, timed, the
 other 35 of the 4.8.0 fixtures (x86_64 and aarch64) with `emu.loader_check.check_objects`
-(the in-process first pass: store read, mapping, translation, run, comparison), and the
+(the in-process first pass: store read, mapping, translation, run, comparison; in the CPU time of
+the measuring thread), and the
 `python -m emu check DIR` processes of bench.py (one object, then all 36; no server), whose
 difference over 35 is the process figure.  Each side has its own image store, filled before
-the rounds (store warm, as bench.py measures).  Process figures are CPU time: this machine's
-wall time swings with its other work, and a 300 ms process hides a 0.1 ms change per object
-unless many rounds run.  A comparison, not a benchmark: bench.py holds the README's figures.
+the rounds (store warm, as bench.py measures).  Every figure is CPU time: this machine's wall
+time swings with its other work, and a 300 ms process hides a 0.1 ms change per object unless
+many rounds run.  A comparison, not a benchmark: bench.py holds the README's figures.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import glob, sys, time
 from emu.loader_check import check_objects
 paths = sorted(glob.glob(sys.argv[1] + "/*.o"))
 check_objects(paths[:1])
-start = time.perf_counter(); check_objects(paths[1:]); elapsed = time.perf_counter() - start
+start = time.thread_time(); check_objects(paths[1:]); elapsed = time.thread_time() - start
 print(elapsed / (len(paths) - 1) * 1e3)
 """
 
