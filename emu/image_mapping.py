@@ -124,8 +124,11 @@ class ImageMapping:
             while len(self._code_slots) >= MAX_HELD_SLOTS:
                 oldest = next(iter(self._code_slots))
                 self._unmap_code_slot(oldest, self._code_slots.pop(oldest))
-            self.uc.mem_map(address, len(data), PERM_R | PERM_X)
+            # Mapped writable, written, then made executable: writing a read-only region makes
+            # Unicorn rebuild its memory map twice (writable and back), this once.
+            self.uc.mem_map(address, len(data), PERM_R | PERM_W)
             mem_write(self.uc, address, data)
+            mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
         else:
             if self._active_code != address:
                 mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
