@@ -95,7 +95,7 @@ def build_image(obj: ObjectFile) -> Image:
     table = arch.relocations
     # Each RELA table as 32-bit words (per entry: offset (2 words), type, symbol, addend (2)), read in C below.
     words = [(index, memoryview(entries).cast("I")) for index, entries in obj.relocation_tables]
-    kinds = frozenset().union(*[entries[2::6] for _, entries in words])        # what relocation.types_used reads
+    kinds = frozenset().union(*[entries[2::6] for _, entries in words])        # the relocation types used
     got_kinds = frozenset(kind for kind in kinds if kind in table and table[kind].uses_got)
     got_symbols = _got_symbols(words, got_kinds) if got_kinds else []
     section_base: dict[int, int] = {}       # section index -> address
