@@ -50,6 +50,23 @@ c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
 c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
 c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
 
+c_emu_start = _plain("uc_emu_start", _P, _Q, _Q, _Q, ctypes.c_size_t)
+
+
+def emu_start(uc: Uc, begin: int, until: int, timeout: int, count: int) -> None:
+    """Uc.emu_start without the binding's argument conversion (a few microseconds per entry).
+
+    An exception a Python hook (Uc.hook_add) raised is kept by the binding on the engine
+    and re-raised here, as Uc.emu_start does.
+    """
+    uc._hook_exception = None
+    status = c_emu_start(uc._uch.value, begin, until, timeout, count)
+    if status:
+        raise UcError(status)
+    if uc._hook_exception is not None:
+        raise uc._hook_exception
+
+
 _U64 = ctypes.c_uint64()
 _U64_ADDRESS = ctypes.addressof(_U64)
 
@@ -157,17 +174,6 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
     return buffer.raw
 
 
-def read_u64(uc: Uc, address: int) -> int:
-    """A little-endian 64-bit word of guest memory (return addresses on the stack)."""
-    region = _backed(uc, address, 8)
-    if region is not None:                 # the stack: read in place, no copy
-        return unpack_u64(region.view, address - region.address)[0]
-    return int.from_bytes(mem_read(uc, address, 8), "little")
-
-
-unpack_u64 = struct.Struct("<Q").unpack_from     # (buffer, offset) -> (word,)
-
-
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
     """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
     region = _backed(uc, address, len(data))
@@ -194,16 +200,18 @@ class RegisterBatch:
         self._values = (ctypes.c_uint64 * len(regs))()
         self._pointers = (ctypes.c_void_p * len(regs))(*(ctypes.addressof(self._values) + 8 * i for i in range(len(regs))))
         self._call = (ctypes.addressof(self._ids), ctypes.addressof(self._pointers), len(regs))
+        # the values move through the array's buffer with struct: a third of indexing a ctypes array
+        self._words = struct.Struct(f"<{len(regs)}Q")
 
-    def read(self, uc: Uc) -> list[int]:
+    def read(self, uc: Uc) -> tuple[int, ...]:
         status = c_reg_read_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
-        return self._values[:]
+        return self._words.unpack_from(self._values)
 
     def write(self, uc: Uc, values) -> None:
         """Write the registers, in order, with one uc_reg_write_batch call."""
-        self._values[:] = [value & 0xFFFFFFFFFFFFFFFF for value in values]
+        self._words.pack_into(self._values, 0, *[value & 0xFFFFFFFFFFFFFFFF for value in values])
         status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)

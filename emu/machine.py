@@ -1,9 +1,11 @@
 """One Unicorn emulator per architecture, reused for every object a process runs.
 
 The stub window, host scratch area and stack are mapped once; loading an object only
-swaps the image's segments (emu.image_mapping).  Only the stub window is hooked for code (never every
-instruction); memory faults and invalid instructions are caught by their own hooks and
-turned into `Fault` records with the location, instruction and registers.
+swaps the image's segments (emu.image_mapping).  One instruction is hooked for code (never
+every instruction): the stubs' shared trap, reached with the call's registers already
+stored in the stub frame (emu.memory_map).  Memory faults and invalid instructions are
+caught by their own hooks and turned into `Fault` records with the location, instruction
+and registers.
 """
 from __future__ import annotations
 
@@ -19,17 +21,19 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
 
 from .arch.base import Architecture, CpuExtension
 from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
-from .fast_uc import HostBacked, code_hook_callback, hook_code_direct, mem_read
+from .fast_uc import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .image_mapping import ImageMapping
 from .layout import PERM_X, Image, Segment
-from .memory_map import (HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE,
-                         STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT, stub_address)
+from .memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
+                         STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT,
+                         stub_address)
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 
 WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
 
 _PACK_U64 = Struct("<Q").pack_into
+_READ_FRAME = Struct(f"<{FRAME_WORDS}Q").unpack_from
 
 _ACCESS_KIND = {
     UC_MEM_READ_UNMAPPED: "unmapped_read", UC_MEM_WRITE_UNMAPPED: "unmapped_write",
@@ -81,26 +85,30 @@ class Machine:
         self.arch = arch
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
-        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
-        self._slots_written = 0                           # stub slots whose code is in the window (see load)
-        self._write_stub_slots(1)                         # slot 0, the return sentinel
-        # the slots' shared return path, and the word it returns (written by set_stub_result)
-        self._stub_return = HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4)
-        self._stub_return.write(STUB_RETURN, cpu.stub_return_code(STUB_RETURN, STUB_RESULT))
-        self.host = HostMemory(uc)
+        # first of the regions emu reads and writes in place (fast_uc._backed tries them in order):
+        # the stack takes most of those accesses (out-parameters, return addresses)
         self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
+        uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
+        uc.mem_write(STUB_BASE, cpu.stub_window_fill * (STUB_SIZE // len(cpu.stub_window_fill)))
+        self._slots_written = 1                           # stub slots whose code is in the window (see load); 0 is the sentinel
+        # the slots' shared entry path, and the frame it stores the call in (emu.memory_map)
+        entry_code, trap = cpu.stub_entry_code(STUB_RETURN, STUB_FRAME, STUB_RESULT)
+        HostBacked(uc, STUB_RETURN, PAGE, UC_PROT_READ | 4).write(STUB_RETURN, entry_code)
+        self._frame = HostBacked(uc, STUB_FRAME, PAGE, UC_PROT_READ | UC_PROT_WRITE)
+        self._frame_view = self._frame.view
+        self.host = HostMemory(uc)
         self.image: Image | None = None
         self.dispatcher: StubDispatcher | None = None
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
-        self._read_call = arch.convention.read_call
+        self._frame_args = arch.convention.frame_args
         self.mapping = ImageMapping(uc)
         self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
         self._probing = False                             # inside probe_reads: a stub call ends the run
-        hook_code_direct(uc, self._on_stub_entry, STUB_BASE + STUB_SLOT, STUB_BASE + STUB_SIZE - 1)
+        hook_code_direct(uc, self._on_stub_entry, STUB_RETURN + trap, STUB_RETURN + trap)
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
         # The instructions Unicorn lacks or runs wrongly, if the CPU has any (x86-64: AVX).
         self.extension: CpuExtension | None = cpu.create_extension(uc)
@@ -126,14 +134,15 @@ class Machine:
         """Put the code of stub slots up to `count` in the window, on first need.
 
         An object uses a few dozen of the 4,096 slots; writing all of them cost every
-        process about 5 ms per architecture.  A slot without code is still caught by the
-        window's hook before anything there runs (and reported: no stub there).
+        process about 5 ms per architecture.  A slot without code holds the window's fill,
+        an invalid instruction: reaching it is reported (no stub there).
         """
         if count <= self._slots_written:
             return
         start, cpu = self._slots_written, self.arch.cpu
-        self.uc.mem_write(stub_address(start), b"".join(cpu.stub_slot_code(stub_address(slot), STUB_RETURN).ljust(STUB_SLOT, b"\0")
-                                                         for slot in range(start, count)))
+        fill = cpu.stub_window_fill * STUB_SLOT
+        self.uc.mem_write(stub_address(start), b"".join((cpu.stub_slot_code(stub_address(slot), STUB_RETURN) + fill)[:STUB_SLOT]
+                                                        for slot in range(start, count)))
         self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the zeros
         self._slots_written = count
 
@@ -175,7 +184,7 @@ class Machine:
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
         stopped = None
         try:   # ctypes truncates silently: a count of 2^64 would become 0, which means unlimited
-            self.uc.emu_start(function, RETURN_SENTINEL, timeout=watchdog, count=min(budget, 1 << 62))
+            emu_start(self.uc, function, RETURN_SENTINEL, watchdog, min(budget, 1 << 62))
         except UcError as error:
             stopped = error
         extension_fault = self.extension.take_fault() if self.extension is not None else None
@@ -186,7 +195,8 @@ class Machine:
                 extension_fault is None or stopped.errno != UC_ERR_INSN_INVALID or self._memory_fault is not None):
             self._fault = self._fault_from_error(stopped)      # else the extension says why it refused the instruction
         if self._fault is None and extension_fault is not None:
-            self._fault = self._describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc)
+            self._fault = (self._stray(extension_fault.pc) or
+                           self._describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc))
         if self._fault is not None:
             return CallOutcome(None, self._fault)
         pc, value = self.arch.convention.exit_state(self.uc)
@@ -233,10 +243,10 @@ class Machine:
         return reads
 
     # -- hooks ----------------------------------------------------------------------
-    def _on_stub_entry(self, _engine, address: int, _size: int, _key) -> None:
-        """The stub window's C-level hook: nothing may escape a ctypes callback."""
+    def _on_stub_entry(self, _engine, _address: int, _size: int, _key) -> None:
+        """The stub trap's C-level hook: nothing may escape a ctypes callback."""
         try:
-            self._on_stub(address)
+            self._on_stub(_READ_FRAME(self._frame_view, 0))
         except BaseException as error:   # KeyboardInterrupt, a bug in fault reporting
             self._hold(error)
 
@@ -252,7 +262,9 @@ class Machine:
         self._pending = error
         self.uc.emu_stop()
 
-    def _on_stub(self, address: int) -> None:
+    def _on_stub(self, frame: tuple[int, ...]) -> None:
+        """Answer the call the frame holds: the slot's address says which stub was called."""
+        address = frame[FRAME_SLOT]
         entry = self._stub_plans.get(address)
         dispatcher = self.dispatcher
         if entry is None or dispatcher is None or _clock() > self._deadline:
@@ -262,8 +274,8 @@ class Machine:
         uc = self.uc
         caller = "?"
         try:
-            raw, return_address = self._read_call(uc, plan.arity if plan is not None else 0, self.stack)
-            caller = self.image.locate(return_address)
+            raw = self._frame_args(frame, plan.arity, uc) if plan is not None else ()
+            caller = self.image.locate(frame[FRAME_RETURN])
             if plan is not None:
                 dispatcher.call(uc, symbol, raw, caller, plan)
             elif dispatcher.runtime.config.missing_symbols == "return_zero":
@@ -277,18 +289,19 @@ class Machine:
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 
     def _on_unusual_stub(self, address: int) -> None:
-        """Past the deadline, execution in the stub window but not at a loaded image's stub, or a stub
+        """Past the deadline, the entry path reached other than from a loaded image's stub slot, or a stub
         called during probe_reads, which ends the probe."""
         if self._probing:
             self.uc.emu_stop()
         elif _clock() > self._deadline:
             self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
         else:
-            self._stop(self._describe("unmapped_fetch", f"execution reached {address:#x}, inside emu's stub window but not at a stub", pc=address))
+            self._stop(self._describe("unmapped_fetch", f"execution reached emu's stub entry path from {address:#x}, "
+                                      "not from a stub slot of the loaded object", pc=self.arch.cpu.pc(self.uc)))
 
     def set_stub_result(self, _uc, value: int) -> None:
         """What the stub being answered returns: the shared return path loads it."""
-        _PACK_U64(self._stub_return.view, STUB_RESULT - STUB_RETURN, value & 0xFFFF_FFFF_FFFF_FFFF)
+        _PACK_U64(self._frame_view, STUB_RESULT - STUB_FRAME, value & 0xFFFF_FFFF_FFFF_FFFF)
 
     def _on_bad_memory(self, uc, access, address, size, value, user_data) -> bool:
         self._memory_fault = (_ACCESS_KIND.get(access, "cpu_exception"), address)
@@ -299,8 +312,17 @@ class Machine:
         self.uc.emu_stop()
 
     # -- fault reports ----------------------------------------------------------------
+    def _stray(self, pc: int) -> Fault | None:
+        """The fault for an instruction the stub window's fill refused: execution got there but not through a call."""
+        if STUB_BASE <= pc < STUB_RETURN:
+            return self._describe("unmapped_fetch", f"execution reached {pc:#x}, inside emu's stub window but not at a stub", pc=pc)
+        return None
+
     def _fault_from_error(self, error: UcError) -> Fault:
         pc = self.arch.cpu.pc(self.uc)
+        stray = self._stray(pc) if self._memory_fault is None else None
+        if stray is not None:
+            return stray
         if self._memory_fault is not None:
             kind, address = self._memory_fault
             what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]

@@ -14,11 +14,18 @@ STUB_SLOT = 16
 STUB_SLOTS = 0x1000
 STUB_SIZE = STUB_SLOT * STUB_SLOTS
 RETURN_SENTINEL = STUB_BASE
-# Every stub slot jumps to one shared return path just past the slots, which loads the
-# stub's result from STUB_RESULT into the result register and returns: the stub writes
-# its answer as plain memory instead of calling into Unicorn to set a register.
+# Every stub slot puts its own address in a scratch register and jumps to one shared entry
+# path just past the slots.  The path stores the argument registers, the slot, the return
+# address and the stack pointer in the frame (STUB_FRAME, in FRAME_WORDS order), reaches
+# STUB_TRAP, the one hooked instruction, where emu answers the call, then loads the result
+# from STUB_RESULT into the result register and returns.  So a stub reads its arguments and
+# writes its answer as plain memory, with no call into Unicorn for registers.
 STUB_RETURN = STUB_BASE + STUB_SIZE
-STUB_RESULT = STUB_RETURN + 0x800
+STUB_FRAME = STUB_RETURN + PAGE   # read-write, never code: guest stores there leave translations alone
+STUB_RESULT = STUB_FRAME + 0x100
+FRAME_ARGS = 8                    # words 0-7: the integer argument registers (x86-64 fills 0-5)
+FRAME_SLOT, FRAME_RETURN, FRAME_SP = 8, 9, 10
+FRAME_WORDS = 11
 
 # The laid-out object: one fixed region per permission class, mapped once per emulator.
 # The regions end below 0x0400_0000, well inside CALL26 reach (+-128 MiB) of the stubs.

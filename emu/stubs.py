@@ -24,9 +24,10 @@ from .memory_map import stub_address
 from .records import CallRecord
 from .structs import DECODERS
 
-_PACK = {"i32": "<i", "u32": "<I", "i64": "<q", "u64": "<Q", "size": "<Q", "handle": "<Q"}
-_MASK = {"i32": 0xFFFFFFFF, "u32": 0xFFFFFFFF, "i64": (1 << 64) - 1, "u64": (1 << 64) - 1,
-         "size": (1 << 64) - 1, "handle": (1 << 64) - 1}
+# How an out-parameter's pointee is stored: its packing, and the mask an unsigned one is cut to
+# (a signed one is packed as it is: struct refuses a value out of its range).
+_STORE = {"i32": ("<i", None), "u32": ("<I", 0xFFFFFFFF), "i64": ("<q", None), "u64": ("<Q", (1 << 64) - 1),
+          "size": ("<Q", (1 << 64) - 1), "handle": ("<Q", (1 << 64) - 1)}
 MAX_CSTRING = 4096
 
 
@@ -66,13 +67,13 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "pointees", "decode", "host")
+    __slots__ = ("model", "params", "arity", "stores", "decode", "host")
 
     def __init__(self, model: type[CudaCall]):
         self.model = model
         self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
         self.arity = len(self.params)
-        self.pointees = {p.name: p.c.pointee or "u64" for p in model.params() if p.c.kind == "out"}
+        self.stores = {p.name: _store(p.c.pointee or "u64") for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params, model)
         self.host = LIBC_BEHAVIOURS.get(model.symbol)   # a C library function: acts on emulated memory
 
@@ -110,6 +111,11 @@ def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: typ
         body += [*record_lines("arguments", "values"), "return arguments, values"]
         names.update(record_names(model))
     return generated_function("decode", ("raw", "uc"), body, names, f"decoder {', '.join(n for n, _, _ in params)}")
+
+
+def _store(pointee: str) -> tuple[Callable, int | None]:
+    fmt, mask = _STORE[pointee]
+    return struct.Struct(fmt).pack, mask
 
 
 def _read_struct(name: str, struct_name: str | None, value: int, uc: Uc):
@@ -189,7 +195,7 @@ class StubDispatcher:
             ret, outputs = injected, {}
         else:
             ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, arguments)   # looked up per call: patchable
-        written = self._write_outputs(uc, plan, arguments, outputs) if outputs else {}
+        written = self._write_outputs(uc, plan, shown, outputs) if outputs else {}
         self.set_return(uc, ret)
         calls = self.calls
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
@@ -224,17 +230,18 @@ class StubDispatcher:
                 return injected.error
         return None
 
-    def _write_outputs(self, uc: Uc, plan: _Plan, arguments: CudaCall, outputs: dict[str, int]) -> dict[str, int]:
+    def _write_outputs(self, uc: Uc, plan: _Plan, shown: dict, outputs: dict[str, int]) -> dict[str, int]:
+        """Store each output through its out-parameter (`shown` holds the pointers as the call passed them)."""
         written = {}
-        pointees, model = plan.pointees, plan.model
+        stores = plan.stores
         for name, value in outputs.items():
-            pointer = getattr(arguments, name)
+            pointer = shown[name]
             if not pointer:
                 continue
-            pointee = pointees[name]
+            pack, mask = stores[name]
             try:
-                mem_write(uc, pointer, struct.pack(_PACK[pointee], value & _MASK[pointee] if pointee[0] != "i" else value))
+                mem_write(uc, pointer, pack(value & mask if mask else value))
             except UcError:
-                raise StubFailure(f"{model.symbol} cannot write {name} through {pointer:#x}: unmapped or protected memory") from None
+                raise StubFailure(f"{plan.model.symbol} cannot write {name} through {pointer:#x}: unmapped or protected memory") from None
             written[name] = value
         return written

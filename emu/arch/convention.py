@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import HostBacked, RegisterBatch, mem_read, mem_write, read_u64, reg_read64, reg_write64, unpack_u64
+from ..fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
+from ..memory_map import FRAME_SP
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -26,31 +27,17 @@ class RegisterConvention:
     link_register: int | None      # None: the call pushed the return address at [sp]
 
     def __post_init__(self) -> None:
-        # One batch read per stub call: the argument registers, sp, and the link register.
-        extra = (self.stack_pointer,) + ((self.link_register,) if self.link_register is not None else ())
-        object.__setattr__(self, "_entry_state", RegisterBatch(self.arg_regs + extra))
         object.__setattr__(self, "_entry_writes", {})      # register-argument count -> RegisterBatch
         object.__setattr__(self, "_exit_state", RegisterBatch((self.program_counter, self.return_reg)))
 
-    def read_call(self, uc: Uc, count: int, stack: HostBacked | None = None) -> tuple[list[int], int]:
-        """The first `count` integer arguments and the return address, at function entry.
-
-        `stack`, the emulator's stack region, lets a return address on the stack be
-        read in place (the usual case), with no search of the mapped regions.
-        """
-        values = self._entry_state.read(uc)
+    def frame_args(self, words: tuple[int, ...], count: int, uc: Uc) -> tuple[int, ...]:
+        """The first `count` integer arguments of a stub call, from its frame (emu.memory_map):
+        the registers the entry path stored, then the stack slots above the saved stack pointer."""
         regs = len(self.arg_regs)
-        sp = values[regs]
-        args = values[:count] if count <= regs else values[:regs]
-        if count > regs:
-            extra = count - regs
-            first = sp if self.link_register is not None else sp + 8
-            args.extend(struct.unpack(f"<{extra}Q", mem_read(uc, first, 8 * extra)))
-        if self.link_register is not None:
-            return args, values[regs + 1]
-        if stack is not None and stack.address <= sp <= stack.end - 8:
-            return args, unpack_u64(stack.view, sp - stack.address)[0]
-        return args, read_u64(uc, sp)
+        if count <= regs:
+            return words[:count]
+        first = words[FRAME_SP] + (0 if self.link_register is not None else 8)
+        return words[:regs] + struct.unpack(f"<{count - regs}Q", mem_read(uc, first, 8 * (count - regs)))
 
     def read_args(self, uc: Uc, count: int) -> list[int]:
         regs = self.arg_regs
@@ -91,9 +78,8 @@ class RegisterConvention:
         batch = self._entry_writes.get(in_registers)
         if batch is None:
             link = (self.link_register,) if self.link_register is not None else ()
-            batch = self._entry_writes[in_registers] = RegisterBatch(
-                self.arg_regs[:in_registers] + (self.stack_pointer, self.program_counter) + link)
-        values = list(args[:in_registers]) + [sp, function]
+            batch = self._entry_writes[in_registers] = RegisterBatch(self.arg_regs[:in_registers] + (self.stack_pointer,) + link)
+        values = [*args[:in_registers], sp]          # the program counter: emu_start sets it to `function`
         if self.link_register is not None:
             values.append(return_to)
         batch.write(uc, values)

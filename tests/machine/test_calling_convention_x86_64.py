@@ -34,7 +34,7 @@ def test_stub_reads_arguments_4_and_7_where_the_abi_puts_them():
     seen = {}
 
     def at_stub(uc, address, size, data):
-        seen["args"], seen["return"] = SYSTEM_V_AMD64.read_call(uc, 8)
+        seen["args"], seen["return"] = SYSTEM_V_AMD64.read_args(uc, 8), SYSTEM_V_AMD64.return_address(uc)
         SYSTEM_V_AMD64.set_return(uc, 0x77)
 
     uc.hook_add(UC_HOOK_CODE, at_stub, begin=STUB, end=STUB)
@@ -53,20 +53,15 @@ def test_enter_places_stack_arguments_16_byte_aligned_above_the_return_address()
     rsp = uc.reg_read(x86.UC_X86_REG_RSP)
     assert (rsp + 8) % 16 == 0
     assert struct.unpack("<3Q", uc.mem_read(rsp, 24)) == (SENTINEL, 7, 8)
-    assert SYSTEM_V_AMD64.read_call(uc, 8) == (list(range(1, 9)), SENTINEL)
+    assert SYSTEM_V_AMD64.read_args(uc, 8) == list(range(1, 9)) and SYSTEM_V_AMD64.return_address(uc) == SENTINEL
 
 
-def test_stub_slots_jump_to_one_return_path_that_loads_the_result():
-    """A slot is one jmp (so the stub hook fires once per call); the shared path returns the stored word."""
+def test_a_stub_result_is_the_word_the_entry_path_loads():
+    """set_stub_result writes STUB_RESULT (test_stub_entry runs the path that loads it), as 64 bits."""
     from emu.arch.x86_64.architecture import X86_64
     from emu.machine import machine_for
-    from emu.memory_map import STUB_RESULT, STUB_RETURN, stub_address
+    from emu.memory_map import STUB_RESULT
 
-    cpu = X86_64.cpu
-    assert cpu.disassemble(cpu.stub_slot_code(stub_address(1), STUB_RETURN), stub_address(1)) == f"jmp {STUB_RETURN:#x}"
-    code = cpu.stub_return_code(STUB_RETURN, STUB_RESULT)
-    assert cpu.disassemble(code, STUB_RETURN) == f"mov rax, qword ptr [rip + {STUB_RESULT - STUB_RETURN - 7:#x}]"
-    assert cpu.disassemble(code[7:], STUB_RETURN + 7) == "ret"
     machine = machine_for(X86_64)
     machine.set_stub_result(machine.uc, -2)
     assert machine.uc.mem_read(STUB_RESULT, 8) == (-2 & (1 << 64) - 1).to_bytes(8, "little")

@@ -18,6 +18,7 @@ from emu.cuda.behaviours import BEHAVIOURS
 from emu.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
 from emu.images import load_image
+from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE, RODATA_SLOT_SIZE, RODATA_SLOTS_BASE
 from emu.run import run_object
 from tests.fuzz import elf
 
@@ -32,18 +33,32 @@ def _movabs_rax(value: int) -> bytes:
     return b"\x48\xb8" + struct.pack("<Q", value)
 
 
-def _readonly_address(seed: Path) -> int:
+def _readonly_write(seed: Path) -> bytes:
+    """Code that writes to kernels_binary (.lrodata: mapped read-only), wherever the patched object's slots put it.
+
+    The read-only data sits in the slot of the code's number (emu.memory_map), and the slot
+    comes from the code's bytes: an address written into the code would move the slots.
+    So the code computes it from its own address instead, with bytes that do not depend on it.
+    """
+    assert RODATA_SLOT_SIZE == 16 * CODE_SLOT_SIZE and (RODATA_SLOTS_BASE - 16 * CODE_SLOTS_BASE) == -0x3000_0000
     image, _ = load_image(str(seed))
-    return image.data_symbols["kernels_binary"]     # .lrodata: mapped read-only
+    code = next(s for s in image.segments if s.perms == 5)
+    rodata = next(s for s in image.segments if s.perms == 1)
+    in_code = image.functions[PATCHED] - code.address
+    in_rodata = image.data_symbols["kernels_binary"] - rodata.address
+    return (b"\x48\x8d\x05\x00\x00\x00\x00"                                  # lea rax, [rip]: the function + 7
+            + b"\x48\x2d" + struct.pack("<i", in_code + 7)                     # sub rax: the code slot
+            + b"\x48\xc1\xe0\x04"                                             # shl rax, 4
+            + b"\x48\x2d" + struct.pack("<i", 0x3000_0000 - in_rodata)         # sub rax: kernels_binary in its rodata slot
+            + b"\x48\x89\x00")                     # mov [rax], rax (bytes 23-25: the function's relocations start at 28)
 
 
 def x86_cases(seed: Path) -> dict:
     """name -> (code, kind, address, offset of the faulting instruction, its disassembly prefix)."""
-    ro = _readonly_address(seed)
     return {
         "null_read": (bytes.fromhex("488b042500000000"), "unmapped_read", 0, 0, "mov rax, qword ptr [0]"),
         "ud2": (b"\x0f\x0b", "invalid_instruction", None, 0, "ud2"),
-        "readonly_write": (_movabs_rax(ro) + b"\x48\x89\x00", "protected_write", ro, 10, "mov qword ptr [rax], rax"),
+        "readonly_write": (_readonly_write(seed), "protected_write", "kernels_binary", 23, "mov qword ptr [rax], rax"),
         "jump_unmapped": (_movabs_rax(UNMAPPED) + b"\xff\xe0", "unmapped_fetch", UNMAPPED, None, None),
         "call_unmapped": (_movabs_rax(UNMAPPED) + b"\xff\xd0", "unmapped_fetch", UNMAPPED, None, None),
         "write_code": (b"\x48\x8d\x05\xf9\xff\xff\xff\x88\x00", "protected_write", "pc-start", 7, "mov byte ptr [rax], al"),
@@ -69,6 +84,9 @@ def check_fault(run, kind: str, address, offset, instruction, calls_before: list
     start = image.functions[PATCHED]
     if address == "pc-start":
         address = start
+    elif address == "kernels_binary":                       # in the patched object's own read-only slot
+        address = image.data_symbols[address]
+        assert any(s.perms == 1 and s.address <= address < s.address + len(s.data) for s in image.segments)
     assert fault.address == address
     pc_name = "rip" if arch == "x86_64" else "pc"
     assert fault.registers[pc_name] == fault.pc
@@ -89,7 +107,7 @@ def test_x86_fault(tmp_path, name):
     run = run_object(str(patched(tmp_path, elf.SEED_X86, code, name)), entries=ENTRIES)
     fault = check_fault(run, kind, address, offset, instruction, X86_CALLS_BEFORE)
     if name == "readonly_write":
-        assert fault.registers["rax"] == address
+        assert fault.registers["rax"] == fault.address
     if name == "call_unmapped":                            # a call leaves its return address: rsp points at it
         assert fault.registers["rsp"] % 16 == 0
 
@@ -248,3 +266,35 @@ def test_an_error_in_a_vector_site_propagates(monkeypatch):
         run_object(str(SEED_NATIVE), entries=ENTRIES)
     monkeypatch.undo()
     assert run_object(str(SEED_NATIVE), entries=ENTRIES).fault is None
+
+
+# -- a jump into emu's stub window, not through a stub's call -------------------------------------------
+STRAY_SLOT = 0x0010_0000 + 16 * 4000           # a slot no object here imports: it holds the window's fill
+MID_SLOT = {"x86_64": 0x0010_0000 + 16 + 6, "aarch64": 0x0010_0000 + 16 + 4}   # slot 1's second instruction
+
+
+def _x86_jump(target: int) -> bytes:
+    return _movabs_rax(target) + b"\xff\xe0"                                            # jmp rax
+
+
+def _arm_jump(target: int) -> bytes:
+    return struct.pack("<III", 0xD2800000 | (target & 0xFFFF) << 5,                     # movz x0, #low
+                       0xF2A00000 | (target >> 16) << 5, 0xD61F0000)                     # movk x0, #high, lsl 16; br x0
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_a_jump_to_a_stub_slot_without_code_is_reported_where_it_landed(tmp_path, arch):
+    seed, jump = (elf.SEED_X86, _x86_jump) if arch == "x86_64" else (elf.SEED_ARM, _arm_jump)
+    run = run_object(str(patched(tmp_path, seed, jump(STRAY_SLOT), "stray")), entries=ENTRIES)
+    assert run.fault.kind == "unmapped_fetch" and run.fault.pc == STRAY_SLOT
+    assert f"execution reached {STRAY_SLOT:#x}, inside emu's stub window but not at a stub" in run.fault.message
+    assert [c.symbol for c in run.calls] == X86_CALLS_BEFORE          # no stub answered the stray jump
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_a_jump_into_the_middle_of_a_slot_is_not_answered_as_any_stub(tmp_path, arch):
+    """Past a slot's first instruction its address is not loaded: the entry path finds no slot it knows."""
+    seed, jump = (elf.SEED_X86, _x86_jump) if arch == "x86_64" else (elf.SEED_ARM, _arm_jump)
+    run = run_object(str(patched(tmp_path, seed, jump(MID_SLOT[arch]), "mid")), entries=ENTRIES)
+    assert run.fault.kind == "unmapped_fetch" and "not from a stub slot of the loaded object" in run.fault.message
+    assert [c.symbol for c in run.calls] == X86_CALLS_BEFORE

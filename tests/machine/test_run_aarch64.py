@@ -115,6 +115,6 @@ def test_cpu_describes_itself_for_fault_reports():
     assert list(registers)[:31] == [f"x{n}" for n in range(31)] and {"sp", "pc", "nzcv"} <= set(registers)
     assert AARCH64.cpu.disassemble(COPY_Q, CODE) == "ldr q0, [x1]"
     assert AARCH64.cpu.disassemble(b"\xff\xff\xff\xff", CODE).startswith("(undecodable")
-    assert AARCH64.cpu.disassemble(AARCH64.cpu.stub_slot_code(0x100010, 0x110000), 0x100010) == "b #0x110000"
-    assert [AARCH64.cpu.disassemble(AARCH64.cpu.stub_return_code(0x110000, 0x110800)[i:], 0x110000 + i)
-            for i in (0, 4)] == ["ldr x0, #0x110800", "ret"]
+    slot = AARCH64.cpu.stub_slot_code(0x100010, 0x110000)
+    assert [AARCH64.cpu.disassemble(slot[i:], 0x100010 + i) for i in (0, 4, 8)] == [
+        "mov x16, #0x10", "movk x16, #0x10, lsl #16", "b #0x110000"]

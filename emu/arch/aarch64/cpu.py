@@ -11,25 +11,48 @@ from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
 from unicorn import arm64_const as arm64
 
 from ...fast_uc import reg_read64
+from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTERS = tuple((f"x{n}", getattr(arm64, f"UC_ARM64_REG_X{n}")) for n in range(31)) + (
     ("sp", arm64.UC_ARM64_REG_SP), ("pc", arm64.UC_ARM64_REG_PC), ("nzcv", arm64.UC_ARM64_REG_NZCV))
 CPACR_FPEN = 0b11 << 20
 RET = 0xD65F03C0          # ret (to x30)
+assert FRAME_RETURN == FRAME_SLOT + 1     # stored as one pair
+
+
+def _move32(register: int, value: int) -> tuple[int, int]:
+    """movz x<register>, #low16; movk x<register>, #high16, lsl 16: a 32-bit address."""
+    return 0xD2800000 | (value & 0xFFFF) << 5 | register, 0xF2A00000 | (value >> 16 & 0xFFFF) << 5 | register
+
+
+def _branch(address: int, target: int) -> int:
+    return 0x14000000 | ((target - address) >> 2 & 0x3FFFFFF)                  # b target
 
 
 class Aarch64Cpu:
     name = "aarch64"
     page_size = 0x1000
 
-    @staticmethod
-    def stub_slot_code(address: int, target: int) -> bytes:
-        return (0x14000000 | ((target - address) >> 2 & 0x3FFFFFF)).to_bytes(4, "little")      # b target
+    stub_window_fill = b"\0\0\0\0"       # udf #0 around the slots: a stray jump there stops at once
 
     @staticmethod
-    def stub_return_code(address: int, result: int) -> bytes:
-        load = 0x58000000 | ((result - address) >> 2 & 0x7FFFF) << 5                            # ldr x0, result
-        return load.to_bytes(4, "little") + RET.to_bytes(4, "little")
+    def stub_slot_code(address: int, target: int) -> bytes:
+        # movz/movk x16, address; b target.  x16 (IP0) is the scratch register calls may clobber.
+        return b"".join(word.to_bytes(4, "little") for word in (*_move32(16, address), _branch(address + 8, target)))
+
+    @staticmethod
+    def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
+        """The shared entry path (see emu.memory_map) and the offset of its trap, the result load."""
+        def pair(first: int, second: int, word: int) -> int:      # stp x<first>, x<second>, [x17, #8 word]
+            return 0xA9000000 | word << 15 | second << 10 | 17 << 5 | first
+        words = [*_move32(17, frame), pair(0, 1, 0), pair(2, 3, 2), pair(4, 5, 4), pair(6, 7, 6),
+                 pair(16, 30, FRAME_SLOT),                          # the slot and the return address (x30)
+                 0x910003F0,                                        # mov x16, sp
+                 0xF9000000 | FRAME_SP << 10 | 17 << 5 | 16,        # str x16, [x17, #8 FRAME_SP]
+                 0xD2800010]                                        # movz x16, #0
+        trap = 4 * len(words)
+        words += [0x58000000 | ((result - (address + trap)) >> 2 & 0x7FFFF) << 5, RET]     # ldr x0, result; ret
+        return b"".join(word.to_bytes(4, "little") for word in words), trap
 
     def __init__(self) -> None:
         self._disassembler = None

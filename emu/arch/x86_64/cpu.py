@@ -5,6 +5,7 @@ from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 from unicorn import x86_const as x86
 
 from ...fast_uc import reg_read64
+from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTER_NAMES = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
                   "r12", "r13", "r14", "r15", "rip", "eflags")
@@ -15,14 +16,28 @@ class X86_64Cpu:
     name = "x86_64"
     page_size = 0x1000
 
-    @staticmethod
-    def stub_slot_code(address: int, target: int) -> bytes:
-        return b"\xe9" + (target - (address + 5)).to_bytes(4, "little", signed=True)        # jmp rel32
+    # A byte no x86-64 decoder accepts (push es, invalid in 64-bit mode) at every offset:
+    # what fills the stub window around the slots, so a stray jump there stops at once.
+    stub_window_fill = b"\x06"
 
     @staticmethod
-    def stub_return_code(address: int, result: int) -> bytes:
-        # mov rax, [rip + disp32]; ret
-        return b"\x48\x8b\x05" + (result - (address + 7)).to_bytes(4, "little", signed=True) + b"\xc3"
+    def stub_slot_code(address: int, target: int) -> bytes:
+        # mov r11d, address; jmp target.  r11 is a scratch register no argument uses.
+        return b"\x41\xbb" + address.to_bytes(4, "little") + b"\xe9" + (target - (address + 11)).to_bytes(4, "little", signed=True)
+
+    @staticmethod
+    def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
+        """The shared entry path (see emu.memory_map) and the offset of its trap, the result load."""
+        def store(rex: int, reg: int, word: int) -> bytes:        # mov [frame + 8 word], reg64 (absolute disp32)
+            return bytes((rex, 0x89, 0x04 | reg << 3, 0x25)) + (frame + 8 * word).to_bytes(4, "little")
+        code = b"".join(store(rex, reg, word) for rex, reg, word in (
+            (0x48, 7, 0), (0x48, 6, 1), (0x48, 2, 2), (0x48, 1, 3), (0x4C, 0, 4), (0x4C, 1, 5),   # rdi rsi rdx rcx r8 r9
+            (0x4C, 3, FRAME_SLOT)))                                                                # r11: the slot
+        code += b"\x4c\x8b\x1c\x24" + store(0x4C, 3, FRAME_RETURN)     # mov r11, [rsp]: the return address
+        code += store(0x48, 4, FRAME_SP) + b"\x45\x31\xdb"               # rsp; xor r11d, r11d
+        trap = len(code)                                                # mov rax, [rip + disp32]; ret
+        code += b"\x48\x8b\x05" + (result - (address + trap + 7)).to_bytes(4, "little", signed=True) + b"\xc3"
+        return code, trap
 
     def __init__(self) -> None:
         self._disassembler = None
