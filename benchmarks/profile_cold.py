@@ -49,7 +49,7 @@ def cold_steps(path: str) -> dict[str, float]:
     image_store.load(sha256, path)
     marks.append(("image store lookup", clock()))
     obj = objfile.parse_object(raw, path, sha256)
-    marks.append(("parse (LIEF + struct)", clock()))
+    marks.append(("parse", clock()))
     image = layout.build_image(obj)
     marks.append(("layout + relocation", clock()))
     sites = architecture(obj.arch).cpu.extension_sites(image)

@@ -160,8 +160,8 @@ def _entry(data: bytes, off: int, end: int) -> FatbinEntry:
     payload = off + hsize
     if size > end - payload:
         raise _fail(f"payload of {size} bytes starting at {payload} runs past the end ({end})", off + 8)
-    body = bytes(data[payload:payload + size])
-    fmt = _payload_format(body)
+    head = bytes(data[payload:payload + min(size, 64)])     # all the format checks read (a cubin can be megabytes)
+    fmt = _payload_format(head)
     version = f"{major}.{minor}"
     return FatbinEntry(
         offset=off, kind=KINDS.get(kind, f"unknown_{kind}"), kind_code=kind, header_size=hsize, flags=flags,
@@ -170,7 +170,7 @@ def _entry(data: bytes, off: int, end: int) -> FatbinEntry:
         address_bits=64 if flags & FLAG_64BIT else 32, debug=bool(flags & FLAG_DEBUG),
         options_hex=_options(data, off, hsize, opt_off), payload_offset=payload, payload_size=size,
         compressed=bool(flags & (FLAG_COMPRESSED_LZ4 | FLAG_COMPRESSED_ZSTD)), compressed_size=csize,
-        decompressed_size=dsize, payload_format=fmt, elf_sm_arch=elf_sm_arch(body) if fmt == "elf" else None)
+        decompressed_size=dsize, payload_format=fmt, elf_sm_arch=elf_sm_arch(head) if fmt == "elf" else None)
 
 
 def parse_fatbin(data: bytes | bytearray | memoryview) -> FatbinInfo:

@@ -1,13 +1,16 @@
 """A persistent store of parsed and relocated objects, keyed by their content and emu's code.
 
-Parsing needs LIEF, whose import and teardown cost about half a second: most of a short
-`python -m emu run`.  The first run of an object stores what parsing produced (sections,
+Parsing, relocating and reading an object's cubins cost a never-seen object most of its
+run.  The first run of an object stores what parsing produced (sections,
 symbols, relocations, the relocated segments, the export description, the vector
 instruction sites, what each embedded cubin says) under `$EMU_CACHE_DIR` (default `~/.cache/emu`); later runs
-of the same bytes read it back and never import LIEF.  An entry is `<sha256>.json`, plain
+of the same bytes read it back.  An entry is `<sha256>.json`, plain
 JSON, with every byte string (section data, RELA tables, segments) kept as an
 (offset, length) into `<sha256>.bin` beside it: reading bytes back as they are costs a
-tenth of decoding them from base64 in JSON.  The store holds only emu's own output (no
+tenth of decoding them from base64 in JSON.  The object's sections and symbols, which a
+run of a stored image does not read, are a JSON document of their own in those bytes,
+decoded only when something asks for them (`StoredObject`): `check DIR` reads an entry
+per object, and they were half of its decoding.  The store holds only emu's own output (no
 pickle); an entry that does not read back cleanly is ignored and rebuilt.
 `EMU_CACHE_DIR=off` disables it.
 
@@ -22,12 +25,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zlib
 
+from .errors import ObjectFormatError
 from .export import Export
 from .layout import Image, Segment
 from .objfile import ObjectFile, Section, Symbol
 
-FORMAT = 4     # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in <sha256>.bin
+# 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
+# <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use
+FORMAT = 5
 
 # The code whose output an entry stores, relative to the emu package: files, and
 # folders whose *.py files all count.
@@ -91,12 +98,17 @@ def save(image: Image, export: Export) -> None:
     path = _entry_path(image.obj.sha256)
     if path is None:
         return
-    from .cuda.loading import stored_cubins     # read with LIEF, which parsing the object has imported
+    from .cuda.loading import stored_cubins
     obj, blob = image.obj, _Blob()
+    # The sections and symbols, which a run of a stored image seldom reads, are a JSON document of their
+    # own in the bytes, read on first use (StoredObject); its CRC-32 in the record catches a spoilt one.
+    parts = json.dumps({"sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, blob.add(s.data)]
+                                     for s in obj.sections],
+                        "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols]},
+                       separators=(",", ":")).encode()
     record = {
         "format": FORMAT, "sha256": obj.sha256, "arch": obj.arch,
-        "sections": [[s.index, s.name, s.type, s.flags, s.size, s.align, s.link, s.info, blob.add(s.data)] for s in obj.sections],
-        "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols],
+        "object": [*blob.add(parts), zlib.crc32(parts)],
         "relocation_tables": [[index, blob.add(entries)] for index, entries in obj.relocation_tables],
         "segments": [[s.address, blob.add(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
@@ -120,6 +132,41 @@ def save(image: Image, export: Export) -> None:
         pass   # a read-only or full disk only costs the next run a parse
 
 
+def _piece(blob: bytes, offset: int, length: int) -> bytes:
+    if not 0 <= offset <= offset + length <= len(blob):
+        raise ValueError("a piece outside the entry's bytes")
+    return blob[offset:offset + length]
+
+
+class StoredObject(ObjectFile):
+    """An ObjectFile read back from the store: its sections and symbols are decoded when first read.
+
+    A run of a stored image reads only the image and the export; a launch, `inspect` or an
+    error message reads the object's tables, and then pays for them.  `__getattr__` runs
+    only while an attribute is missing, so once decoded they cost what a parsed object's do.
+    """
+
+    def __init__(self, path: str, arch: str, sha256: str, relocation_tables: list[tuple[int, bytes]], blob: bytes,
+                 where: tuple[int, int], entry: str):
+        self.path, self.arch, self.sha256, self.relocation_tables = path, arch, sha256, relocation_tables
+        self._relocations, self._by_name = None, None
+        self._blob, self._where, self._entry = blob, where, entry
+
+    def __getattr__(self, name: str):
+        if name not in ("sections", "symbols") or "_blob" not in self.__dict__:
+            raise AttributeError(name)
+        blob = self._blob
+        try:
+            parts = json.loads(_piece(blob, *self._where))
+            self.sections = [Section(*s[:8], _piece(blob, *s[8])) for s in parts["sections"]]
+            self.symbols = [Symbol(*s) for s in parts["symbols"]]
+        except (ValueError, KeyError, TypeError, IndexError) as error:     # its CRC-32 matched: written so by something else
+            raise ObjectFormatError(f"the image store entry {self._entry} does not read back ({error}); delete it to parse "
+                                    "the object again", path=self.path) from None
+        del self._blob
+        return self.__dict__[name]
+
+
 def load(sha256: str, path: str) -> tuple[Image, Export] | None:
     entry = _entry_path(sha256)
     if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
@@ -133,20 +180,14 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
             blob = handle.read()
         if len(blob) != record["bytes"]:
             return None                       # bytes of another save, or cut short
-
-        def piece(offset: int, length: int) -> bytes:
-            if not 0 <= offset <= offset + length <= len(blob):
-                raise ValueError("a piece outside the entry's bytes")
-            return blob[offset:offset + length]
-
-        tables = [(index, piece(*where)) for index, where in record["relocation_tables"]]
+        offset, length, crc = record["object"]
+        if zlib.crc32(_piece(blob, offset, length)) != crc:
+            return None
+        tables = [(index, _piece(blob, *where)) for index, where in record["relocation_tables"]]
         if any(len(entries) % 24 for _, entries in tables):
             return None
-        obj = ObjectFile(path=path, arch=record["arch"], sha256=sha256,
-                         sections=[Section(*s[:8], piece(*s[8])) for s in record["sections"]],
-                         symbols=[Symbol(*s) for s in record["symbols"]],
-                         relocation_tables=tables)
-        image = Image(obj, [Segment(a, piece(*where), p) for a, where, p in record["segments"]],
+        obj = StoredObject(path, record["arch"], sha256, tables, blob, (offset, length), entry)
+        image = Image(obj, [Segment(a, _piece(blob, *where), p) for a, where, p in record["segments"]],
                       record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
                       record["extras"])
         raw = record["export"]

@@ -1,7 +1,7 @@
 """Parse-and-relocate once: laid-out images cached in the process and on disk.
 
 In the process, by file identity (path, size, mtime); across processes, by content
-(see image_store), so a repeated run neither parses nor imports LIEF.
+(see image_store), so a repeated run neither parses nor relocates.
 """
 from __future__ import annotations
 

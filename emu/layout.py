@@ -21,7 +21,7 @@ from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGIO
                          code_slot_address, page_up, rodata_slot_address, stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
-from .relocation import RelocationPlan, relocate, types_used
+from .relocation import RelocationPlan, relocate
 
 PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
@@ -93,23 +93,27 @@ def build_image(obj: ObjectFile) -> Image:
                 groups[PERM_R | PERM_X if flags & SHF_EXECINSTR else PERM_R].append(section)
 
     table = arch.relocations
-    kinds = types_used(obj.relocation_tables)
+    # Each RELA table as 32-bit words (per entry: offset (2 words), type, symbol, addend (2)), read in C below.
+    words = [(index, memoryview(entries).cast("I")) for index, entries in obj.relocation_tables]
+    kinds = frozenset().union(*[entries[2::6] for _, entries in words])        # the relocation types used
     got_kinds = frozenset(kind for kind in kinds if kind in table and table[kind].uses_got)
-    got_symbols = _got_symbols(obj, got_kinds) if got_kinds else []
+    got_symbols = _got_symbols(words, got_kinds) if got_kinds else []
     section_base: dict[int, int] = {}       # section index -> address
     section_offset: dict[int, int] = {}     # section index -> offset in the packed image buffer
     segment_plan = []                       # (address, size, perms, buffer offset)
     packed = 0
     got_base = 0
     got_size = 16 + 8 * max(len(got_symbols), 1)           # its alignment and slots
-    slot = _code_slot(obj, groups, uses_got=bool(got_kinds))
+    offsets = {perms: _offsets(sections) for perms, sections in groups.items()}    # in each class, from its start
+    slot = _code_slot(obj, groups, offsets, words, uses_got=bool(got_kinds))
     for perms, sections in groups.items():
-        start = cursor = _region_base(perms, sections, slot, got_size if perms == PERM_R else 0)
-        for section in sections:
-            cursor = (cursor + section.align - 1) & ~(section.align - 1)
-            section_base[section.index] = cursor
-            section_offset[section.index] = packed + cursor - start
-            cursor += section.size
+        placed = offsets[perms]
+        # every region and slot starts 64 KiB-aligned, past any section's alignment: offsets from the start hold
+        start = _region_base(perms, placed[-1], slot, got_size if perms == PERM_R else 0)
+        for section, offset in zip(sections, placed):
+            section_base[section.index] = start + offset
+            section_offset[section.index] = packed + offset
+        cursor = start + placed[-1]
         if perms == PERM_R:
             cursor = (cursor + 15) & ~15
             got_base = cursor
@@ -164,9 +168,9 @@ def build_image(obj: ObjectFile) -> Image:
             section_limit[index] = section.size
     plan = RelocationPlan(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
                           address_by_section, offset_by_section, section_limit)
-    for slot, index in enumerate(got_symbols):
-        offset = got_offset + 8 * slot
-        image[offset:offset + 8] = (plan.address_of(index) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")   # address arithmetic wraps
+    if got_symbols:                          # address arithmetic wraps
+        struct.pack_into(f"<{len(got_symbols)}Q", image, got_offset,
+                         *[plan.address_of(index) & 0xFFFF_FFFF_FFFF_FFFF for index in got_symbols])
     relocate(plan, image)
 
     view = memoryview(image)
@@ -183,12 +187,8 @@ def _offsets(sections) -> list[int]:
     return offsets + [end]
 
 
-def _extent(sections) -> int:
-    """Bytes the sections take laid out in order from an aligned start."""
-    return _offsets(sections)[-1]
-
-
-def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int | None:
+def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list[int]], words: list,
+               uses_got: bool) -> int | None:
     """The slot of an object whose code fits one, chosen by what its relocated code is made of; None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
@@ -202,21 +202,20 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int 
     machine drops the translations of the bytes that differ).
     """
     code = groups[PERM_R | PERM_X]
-    if not code or _extent(code) > CODE_SLOT_SIZE:
+    if not code or offsets[PERM_R | PERM_X][-1] > CODE_SLOT_SIZE:
         return None
     shape = zlib.crc32(b"".join(section.data for section in code))
     placed = {}                                   # section index -> (class, offset in the class)
     for perms, sections in groups.items():
-        offsets = _offsets(sections)
-        placed.update((section.index, (perms, offset)) for section, offset in zip(sections, offsets))
+        placed.update((section.index, (perms, offset)) for section, offset in zip(sections, offsets[perms]))
         if perms == PERM_R and uses_got:
-            placed[-1] = (perms, offsets[-1])     # where the GOT follows
+            placed[-1] = (perms, offsets[perms][-1])     # where the GOT follows
     code_indices = {section.index for section in code}
     symbols, named = obj.symbols, set()
-    for index, entries in obj.relocation_tables:
+    for index, entries in words:                  # `words`: each RELA table as 32-bit words
         shape = zlib.crc32(entries, shape)
         if index in code_indices:
-            named.update(memoryview(entries).cast("I")[3::6])
+            named.update(entries[3::6])
     places: list[int] = []                        # per symbol the code names: its class, its section's offset, its own
     for index in sorted(named):
         if index < len(symbols):
@@ -226,10 +225,10 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], uses_got: bool) -> int 
     return zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % CODE_SLOTS
 
 
-def _region_base(perms: int, sections, slot: int | None, extra: int) -> int:
+def _region_base(perms: int, extent: int, slot: int | None, extra: int) -> int:
     """Where a permission class starts: the object's slot for its code and read-only data, else the fixed region.
 
-    Read-only data (and the GOT, `extra` bytes) goes to the read-only slot of the same
+    Read-only data (`extent` bytes laid out, and the GOT, `extra` bytes) goes to the read-only slot of the same
     number when it fits: objects alternating in one emulator then each keep their mapping,
     where one shared region had to be unmapped and mapped again whenever the next object's
     size differed, and code and data keep the same distance, so objects compiled alike
@@ -238,15 +237,14 @@ def _region_base(perms: int, sections, slot: int | None, extra: int) -> int:
     if slot is not None:
         if perms == PERM_R | PERM_X:
             return code_slot_address(slot)
-        if perms == PERM_R and _extent(sections) + extra <= RODATA_SLOT_SIZE:
+        if perms == PERM_R and extent + extra <= RODATA_SLOT_SIZE:
             return rodata_slot_address(slot)
     return REGION_BASE[perms]
 
 
-def _got_symbols(obj: ObjectFile, kinds: frozenset[int]) -> list[int]:
+def _got_symbols(words: list, kinds: frozenset[int]) -> list[int]:
     """Symbol indexes that relocations of `kinds` give a GOT slot, in first-use order (one slot per symbol)."""
     used: dict[int, None] = {}
-    for _, entries in obj.relocation_tables:
-        words = memoryview(entries).cast("I")          # per entry: offset (2 words), type, symbol, addend (2)
-        used.update(dict.fromkeys(compress(words[3::6], map(kinds.__contains__, words[2::6]))))
+    for _, entries in words:                           # per entry: offset (2 words), type, symbol, addend (2)
+        used.update(dict.fromkeys(compress(entries[3::6], map(kinds.__contains__, entries[2::6]))))
     return list(used)

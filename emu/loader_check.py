@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -23,6 +24,7 @@ from .entries import EntrySpec, loaders_for_devices
 from .generation import without_kernel_info
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
+from .hotpath import build_record
 from .model import Model
 from .run import run_object
 from .records import CallRecord, EntryRun, ObjectRun
@@ -90,24 +92,47 @@ def default_device_count(profile: str = "h200") -> int:
 
 
 def check_object(path: str, device_count: int | None = None, profile: str = "h200") -> ObjectCheck:
-    """Run the loaders of one object and compare them with its kernel_info; never raises EmuError."""
+    """Run the loaders of one object and compare them with its kernel_info; never raises EmuError.
+
+    The rows are built from values emu made itself (the run's records, the export's
+    metadata), so they are not validated again (`emu.hotpath.build_record`): a check
+    of a directory builds dozens per object.
+    """
     count = default_device_count(profile) if device_count is None else device_count
     try:
         _image, export = load_image(path)
         if export.kernel_info_error:
             raise BadInput(export.kernel_info_error, path=str(path))
-        entries = loaders_for_devices(count)
-        run = run_object(path, RuntimeConfig(device_count=count, profile=profile), entries)
+        run = run_object(path, _config(count, profile), list(_loaders(count)))
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
-    loaders = loader_entries(run)
-    checks = compare(export.kernel_info, loaders, run)
+    names = kernel_handles(run.calls)
+    loaders = loader_entries(run, names)
+    checks = compare(export.kernel_info, loaders, run, names)
     failed = sum(e.returned != 0 for e in loaders)
     discrepancies = failed + sum(c.status != "ok" for c in checks)
     code = EXIT_FAULT if run.fault else EXIT_EXPECTATION_FAILED if discrepancies else EXIT_OK
-    return ObjectCheck(object=str(path), arch=run.arch, prefix=run.prefix, version=export.version,
-                       kernels=export.kernels, kernel_info=export.kernel_info, device_count=count, loaders=loaders,
-                       checks=checks, discrepancies=discrepancies, exit_code=code)
+    return build_record(ObjectCheck, dict(
+        object=str(path), arch=run.arch, prefix=run.prefix, version=export.version, kernels=list(export.kernels),
+        kernel_info={kernel: dict(attributes) for kernel, attributes in export.kernel_info.items()}, device_count=count,
+        loaders=loaders, checks=checks, discrepancies=discrepancies, error=None, exit_code=code))
+
+
+# The same configuration, entries and labels for every object of a directory: validated once each
+# (nothing changes them: a run only reads its configuration and entries).
+@lru_cache(maxsize=64)
+def _config(device_count: int, profile: str) -> RuntimeConfig:
+    return RuntimeConfig(device_count=device_count, profile=profile)
+
+
+@lru_cache(maxsize=64)
+def _loaders(device_count: int) -> tuple[EntrySpec, ...]:
+    return tuple(loaders_for_devices(device_count))
+
+
+@lru_cache(maxsize=256)
+def _label(entry: str, device: int | None) -> str:
+    return EntrySpec(name=entry, device=device).label()
 
 
 def kernel_handles(calls: list[CallRecord]) -> dict[int, str]:
@@ -116,9 +141,9 @@ def kernel_handles(calls: list[CallRecord]) -> dict[int, str]:
             if c.symbol == "_cudaLibraryGetKernel" and c.ret == 0 and "pKernel" in c.outputs}
 
 
-def loader_entries(run: ObjectRun) -> list[LoaderEntry]:
-    """Each cuda_load / cuda_load_to_device entry with the setter calls it made."""
-    names = kernel_handles(run.calls)
+def loader_entries(run: ObjectRun, names: dict[int, str] | None = None) -> list[LoaderEntry]:
+    """Each cuda_load / cuda_load_to_device entry with the setter calls it made (`names`: `kernel_handles`)."""
+    names = kernel_handles(run.calls) if names is None else names
     return [_loader_entry(entry, run, names) for entry in run.entries if entry.entry in LOADERS]
 
 
@@ -133,39 +158,39 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
         if call.symbol in SETTERS:
             handle_arg, device_arg = SETTERS[call.symbol]
             attr = call.args["attr"]
-            sets.append(SetCall(kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=attribute_name(attr),
-                                value=call.args["value"], device=call.args[device_arg] if device_arg else device,
-                                ret=call.ret, call=call.index))
-    label = EntrySpec(name=entry.entry, device=entry.args.get("device")).label()
-    return LoaderEntry(entry=label, device=device, returned=entry.returned,
-                       fault=f"{entry.fault.kind}: {entry.fault.message}" if entry.fault else None, sets=sets)
+            sets.append(build_record(SetCall, dict(
+                kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=attribute_name(attr),
+                value=call.args["value"], device=call.args[device_arg] if device_arg else device, ret=call.ret,
+                call=call.index)))
+    label = _label(entry.entry, entry.args.get("device"))
+    return build_record(LoaderEntry, dict(entry=label, device=device, returned=entry.returned,
+                                          fault=f"{entry.fault.kind}: {entry.fault.message}" if entry.fault else None,
+                                          sets=sets))
 
 
-def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun) -> list[AttributeCheck]:
+def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,
+            names: dict[int, str] | None = None) -> list[AttributeCheck]:
+    names = kernel_handles(run.calls) if names is None else names
     checks = []
     for kernel, attributes in kernel_info.items():
+        handles = {handle for handle, name in names.items() if name == kernel}
+        record = run.state.kernel_with_handle(handles)
         for attribute, expected in attributes.items():
             for loader in loaders:
-                checks.append(_check(kernel, attribute, expected, loader, run))
+                state = record.attribute(loader.device, attribute) if record is not None else None
+                checks.append(_check(kernel, attribute, expected, loader, state))
     return checks
 
 
-def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, run: ObjectRun) -> AttributeCheck:
+def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, state: int | None) -> AttributeCheck:
     tried = [s for s in loader.sets if s.kernel == kernel and s.attribute == attribute and s.device == loader.device]
     done = [s for s in tried if s.ret == 0]
     applied = done[-1].value if done else None
     status = "missing" if applied is None else "ok" if applied == expected else "different"
     error = tried[-1].ret if tried and not done else None
-    return AttributeCheck(kernel=kernel, attribute=attribute, attribute_name=attribute_name(attribute),
-                          entry=loader.entry, device=loader.device, expected=expected, applied=applied,
-                          state=state_value(run, kernel, attribute, loader.device), status=status, error=error)
-
-
-def state_value(run: ObjectRun, kernel: str, attribute: int, device: int) -> int | None:
-    """The attribute of the kernel the loaders looked up, on `device`, after the run."""
-    handles = {h for h, name in kernel_handles(run.calls).items() if name == kernel}
-    record = run.state.kernel_with_handle(handles)
-    return record.attribute(device, attribute) if record is not None else None
+    return build_record(AttributeCheck, dict(
+        kernel=kernel, attribute=attribute, attribute_name=attribute_name(attribute), entry=loader.entry,
+        device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error))
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:
@@ -193,7 +218,7 @@ def check_objects(objects: list[str], device_count: int | None = None,
             progress(index, len(objects), path)
         results.append(check_object(path, count, profile))
     worst = max((r.exit_code for r in results), key=lambda code: EXIT_RANK.get(code, 4), default=EXIT_OK)
-    return CheckResult(device_count=count, objects=results, exit_code=worst)
+    return build_record(CheckResult, dict(device_count=count, objects=results, exit_code=worst))
 
 
 def stderr_progress(index: int, total: int, path: str) -> None:

@@ -59,8 +59,10 @@ def _bounds(bits: int, signed: bool | None) -> tuple[int, int]:
 
 
 # What every field's lines may use besides their own `names`.
-_FIELD_NAMES = {"pack_into": struct.pack_into, "unpack_from": struct.unpack_from, "FieldOverflow": FieldOverflow,
-                "_range_error": _range_error}
+# Each format's own pack_into / unpack_from (a call through struct.pack_into looks its format up first).
+_FIELD_NAMES = {"pack_u64": struct.Struct("<Q").pack_into, "pack_u32": struct.Struct("<I").pack_into,
+                "pack_u16": struct.Struct("<H").pack_into, "unpack_u32": struct.Struct("<I").unpack_from,
+                "FieldOverflow": FieldOverflow, "_range_error": _range_error}
 
 
 @dataclass(frozen=True)
@@ -76,13 +78,13 @@ def word(bits: int, signed: bool | None) -> Field:
 
     64-bit fields are not range-checked: address arithmetic wraps, as in a linker.
     """
-    fmt = {64: "<Q", 32: "<I", 16: "<H"}[bits]
+    pack = {64: "pack_u64", 32: "pack_u32", 16: "pack_u16"}[bits]
     mask = (1 << bits) - 1
     lines = []
     if bits != 64:
         low, high = _bounds(bits, signed)
         lines.append(f"if not {low} <= value <= {high}: raise _range_error(value, {bits}, {signed})")
-    lines.append(f"pack_into({fmt!r}, image, at, value & {mask:#x})")
+    lines.append(f"{pack}(image, at, value & {mask:#x})")
     return Field(tuple(lines))
 
 
@@ -102,12 +104,12 @@ def instruction_field(bits: int, shift: int, signed: bool, scale: int = 0, check
     if check:
         low, high = _bounds(bits, signed)
         lines.append(f"if not {low} <= scaled <= {high}: raise _range_error(scaled, {bits}, {signed})")
-    lines.append("insn, = unpack_from('<I', image, at)")
+    lines.append("insn, = unpack_u32(image, at)")
     if place is not None:
         lines.append(f"insn = place(insn, scaled & {mask:#x})")
     else:
         lines.append(f"insn = (insn & {~(mask << shift) & 0xFFFFFFFF:#x}) | ((scaled & {mask:#x}) << {shift})")
-    lines.append("pack_into('<I', image, at, insn & 0xFFFFFFFF)")
+    lines.append("pack_u32(image, at, insn & 0xFFFFFFFF)")
     return Field(tuple(lines), {"place": place} if place is not None else {})
 
 
@@ -143,7 +145,7 @@ class RelocationPlan:
 
     obj: ObjectFile                      # its RELA tables, and its names for error messages
     table: dict[int, Recipe]             # the architecture's recipes by psABI number
-    kinds: frozenset[int]                # the relocation types the object uses (`types_used`)
+    kinds: frozenset[int]                # the relocation types the object uses
     symbol_address: list                 # S by symbol index; None: the symbol has no address
     got_base: int                        # GOT
     got_offset: dict[int, int]           # G by symbol index, for the symbols with a GOT slot
@@ -160,11 +162,6 @@ class RelocationPlan:
             where = "a COMMON symbol" if entry.shndx == SHN_COMMON else f"in the non-loaded section {obj.section_name(entry.shndx)}"
             raise RelocationError(f"a relocation refers to {obj.symbol_label(symbol)}, {where}, which emu does not lay out", path=obj.path)
         return S
-
-
-def types_used(tables: list[tuple[int, bytes]]) -> frozenset[int]:
-    """The relocation types in an object's RELA tables (each entry's r_type word, read in C)."""
-    return frozenset().union(*[memoryview(entries).cast("I")[2::6] for _, entries in tables])
 
 
 def relocate(plan: RelocationPlan, image: bytearray) -> None:

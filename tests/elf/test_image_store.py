@@ -70,9 +70,15 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
     assert image_store.load(obj.sha256, obj.path) is None and not os.listdir(tmp_path)
 
 
-# A fresh process loads one object through the store and says whether it had to parse it
-# (parsing is the only thing that imports LIEF).
-_LOAD_AND_TELL = "import sys; from emu.images import load_image; load_image(sys.argv[1]); print('lief' in sys.modules)"
+# A fresh process loads one object through the store and says whether it had to parse it.
+_LOAD_AND_TELL = """import sys
+from emu import images
+parsed = []
+parse_object = images.parse_object
+images.parse_object = lambda *args: parsed.append(args) or parse_object(*args)
+images.load_image(sys.argv[1])
+print(bool(parsed))
+"""
 
 
 def test_changing_a_line_of_the_relocation_code_re_relocates_a_stored_object(tmp_path):
@@ -111,9 +117,13 @@ def test_the_code_digest_covers_the_relocation_tables(tmp_path):
     assert image_store.code_digest(str(tmp_path / "emu")) != before
 
 
-# A fresh process runs one object's loaders and prints whether it imported LIEF, then what the
+# A fresh process runs one object's loaders and prints whether it read a cubin, then what the
 # CUDA model took from the export's cubin for each kernel on the H200 profile.
 _RUN_AND_TELL = """import sys
+from emu.cuda import loading
+read = []
+parse_cubin = loading.parse_cubin
+loading.parse_cubin = lambda payload: read.append(payload) or parse_cubin(payload)
 from emu.cuda.loading import library_image, load_verdict
 from emu.cuda.profile import load_profile
 from emu.entries import EntrySpec
@@ -121,15 +131,15 @@ from emu.images import load_image
 from emu.run import run_object
 run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
 error, facts = load_verdict(library_image(load_image(sys.argv[1])[0]), load_profile("h200"))
-print('lief' in sys.modules)
+print(bool(read))
 print(run.model_dump_json())
 print(error, sorted((name, fact.cubin.model_dump_json(), fact.binary_version, fact.ptx_version) for name, fact in facts.items()))
 """
 
 
-def test_a_second_run_of_an_object_reads_its_cubins_from_the_store_without_lief(tmp_path):
-    """The cubins' facts are stored with the image: the second process runs the object without importing
-    LIEF and sees the same kernel facts and the same run as the first, which parsed the cubin."""
+def test_a_second_run_of_an_object_reads_its_cubins_from_the_store(tmp_path):
+    """The cubins' facts are stored with the image: the second process runs the object without reading
+    its cubin and sees the same kernel facts and the same run as the first, which parsed the cubin."""
     import subprocess
     import sys
     env = {**os.environ, "EMU_CACHE_DIR": str(tmp_path / "store")}
@@ -138,10 +148,54 @@ def test_a_second_run_of_an_object_reads_its_cubins_from_the_store_without_lief(
         out = subprocess.run([sys.executable, "-c", _RUN_AND_TELL, fixture("x86_64", "carveout_25")], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
-        lief, trace, facts = out.stdout.splitlines()
-        return lief == "True", trace, facts
+        read, trace, facts = out.stdout.splitlines()
+        return read == "True", trace, facts
 
     first, second = run(), run()
     assert first[0] and not second[0]
     assert first[1:] == second[1:]
     assert "registers" in second[2]         # the cubin's facts were there to compare
+
+
+def test_the_sections_and_symbols_read_back_when_first_asked_for(stored):
+    obj, image, _, _ = stored
+    loaded, _ = image_store.load(obj.sha256, obj.path)
+    assert "sections" not in loaded.obj.__dict__ and "symbols" not in loaded.obj.__dict__      # not decoded yet
+    assert loaded.obj.symbol("carveout_25_cuda_load") == obj.symbol("carveout_25_cuda_load")
+    assert loaded.obj.sections == obj.sections and loaded.obj.symbols == obj.symbols
+    assert loaded.obj.c_string("carveout_25_kernel_info") == obj.c_string("carveout_25_kernel_info")
+
+
+def _object_document(entry: str) -> tuple[str, int, int]:
+    with open(entry) as handle:
+        offset, length, _ = json.load(handle)["object"]
+    return entry[:-len(".json")] + ".bin", offset, length
+
+
+def test_a_spoilt_object_document_makes_the_entry_ignored(stored):
+    obj, _, _, entry = stored
+    blob, offset, length = _object_document(entry)
+    with open(blob, "r+b") as handle:
+        handle.seek(offset + length // 2)
+        handle.write(b"#")
+    assert image_store.load(obj.sha256, obj.path) is None
+
+
+def test_an_object_document_that_does_not_decode_is_a_clear_error(stored):
+    """One whose CRC-32 matches (not something emu writes): reading the tables names the entry, never a traceback."""
+    import zlib
+    from emu.errors import ObjectFormatError
+    obj, _, _, entry = stored
+    blob, offset, length = _object_document(entry)
+    with open(blob, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(b" " * length)
+    with open(entry) as handle:
+        record = json.load(handle)
+    record["object"][2] = zlib.crc32(b" " * length)
+    with open(entry, "w") as handle:
+        json.dump(record, handle)
+    loaded, _ = image_store.load(obj.sha256, obj.path)
+    with pytest.raises(ObjectFormatError, match="image store entry .* does not read back") as error:
+        loaded.obj.symbols
+    assert obj.path in str(error.value)

@@ -59,3 +59,67 @@ def test_names_at_reads_suffix_shared_and_out_of_range_offsets():
     table = b"\0kernels_kernel_a\0b\0"
     assert _names_at(table, [0, 1, 9, 16, 18, 40]) == ["", "kernels_kernel_a", "kernel_a", "a", "b", ""]
     assert _names_at(b"\0caf\xc3\xa9\0", [1, 4]) == ["café", "é"]
+
+
+def _section_names_as_lief_reads_them(raw: bytes) -> list[str]:
+    import lief
+    lief.logging.disable()
+    binary = lief.ELF.parse(raw)
+    return [s.name.decode("utf-8", "replace") if isinstance(s.name, bytes) else s.name for s in binary.sections]
+
+
+def _mutated(raw: bytes, rng) -> bytearray:
+    """The seed with 1-3 edits to what section names are read from: e_shstrndx, sh_name, sh_offset, sh_size, sh_type, a byte."""
+    out = bytearray(raw)
+    shoff, = struct.unpack_from("<Q", out, 40)
+    shnum, = struct.unpack_from("<H", out, 60)
+    for _ in range(rng.randint(1, 3)):
+        at = shoff + 64 * rng.randrange(shnum)
+        edit = rng.randrange(6)
+        if edit == 0:
+            struct.pack_into("<H", out, 62, rng.choice([0, 1, rng.randrange(shnum + 3), 0xFFFF]))
+        elif edit == 1:
+            struct.pack_into("<I", out, at, rng.choice([0, rng.randrange(2000), 0xFFFFFFFF, rng.getrandbits(32)]))
+        elif edit == 2:
+            struct.pack_into("<Q", out, at + 24, rng.choice([rng.randrange(len(out) + 100), rng.getrandbits(64)]))
+        elif edit == 3:
+            struct.pack_into("<Q", out, at + 32, rng.choice([0, rng.randrange(5000), rng.getrandbits(64)]))
+        elif edit == 4:
+            struct.pack_into("<I", out, at + 4, rng.choice([0, 1, 3, 8, rng.getrandbits(32)]))
+        else:
+            out[rng.randrange(64, shoff)] = rng.randrange(256)      # a byte between the ELF header and the table
+    return out
+
+
+@pytest.mark.oracle("LIEF")
+@pytest.mark.parametrize("host", ["x86_64", "aarch64"])
+def test_section_names_are_what_lief_reads(host):
+    """emu reads the section table with struct; LIEF (which it used before) is the oracle for the names,
+    on the fixtures and on 1,500 mutations of what names are read from (table index, offsets, sizes, bytes)."""
+    import random
+    from emu.objfile import section_headers
+    rng = random.Random(15)
+    seeds = [p.read_bytes() for p in sorted((DSL480 / host).glob("*.o"))]
+    cases = seeds + [bytes(_mutated(rng.choice(seeds), rng)) for _ in range(1500)]
+    for raw in cases:
+        shoff, = struct.unpack_from("<Q", raw, 40)
+        shnum, = struct.unpack_from("<H", raw, 60)
+        headers, names = section_headers(raw, shoff, shnum)
+        assert names == _section_names_as_lief_reads_them(raw)
+        assert len(headers) == shnum
+    assert ".symtab" in section_headers(seeds[0], *struct.unpack_from("<Q", seeds[0], 40), *struct.unpack_from("<H", seeds[0], 60))[1]
+
+
+def test_a_never_seen_object_and_its_cubins_are_read_without_lief(tmp_path):
+    """Parsing reads the ELF tables with struct: a process that parses an object and reads its cubins never imports
+    LIEF (its import costs a quarter to a whole second)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; from emu.run import run_object; from emu.entries import EntrySpec; "
+            "run = run_object(sys.argv[1], entries=[EntrySpec(name='cuda_load')]); "
+            "assert any(call.symbol == '_cudaFuncSetAttribute' for call in run.calls); print('lief' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, fixture("x86_64", "two_kernels")], capture_output=True, text=True,
+                         env={**os.environ, "EMU_CACHE_DIR": str(tmp_path)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,89 @@
+"""Compare two checkouts of emu on `check`'s cost per object past the first, in alternating processes.
+
+    git worktree add ../emu-before <commit>
+    python benchmarks/ab_check.py ../emu-before [--rounds 7]
+
+For each side in turn, each round: a fresh process that checks one object and then, timed, the
+other 35 of the 4.8.0 fixtures (x86_64 and aarch64) with `emu.loader_check.check_objects`
+(the in-process first pass: store read, mapping, translation, run, comparison; in the CPU time of
+the measuring thread), and the
+`python -m emu check DIR` processes of bench.py (one object, then all 36; no server), whose
+difference over 35 is the process figure.  Each side has its own image store, filled before
+the rounds (store warm, as bench.py measures).  Every figure is CPU time: this machine's wall
+time swings with its other work, and a 300 ms process hides a 0.1 ms change per object unless
+many rounds run.  A comparison, not a benchmark: bench.py holds the README's figures.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0")
+
+# Run inside the child, with the checkout to measure on PYTHONPATH.
+FIRST_PASS = r"""
+import glob, sys, time
+from emu.loader_check import check_objects
+paths = sorted(glob.glob(sys.argv[1] + "/*.o"))
+check_objects(paths[:1])
+start = time.thread_time(); check_objects(paths[1:]); elapsed = time.thread_time() - start
+print(elapsed / (len(paths) - 1) * 1e3)
+"""
+
+
+def environment(root: str, store: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=root, EMU_NO_SERVER="1", EMU_CACHE_DIR=store)
+    return env
+
+
+def cpu_seconds(argv: list[str], root: str, env: dict[str, str]) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("other", help="the other checkout (a git worktree of the commit to compare with)")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    paths = sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
+    work = tempfile.mkdtemp(prefix="emu-ab-check-")
+    one, every = os.path.join(work, "one"), os.path.join(work, "every")
+    os.makedirs(one)
+    os.makedirs(every)
+    os.symlink(paths[0], os.path.join(one, "0.o"))
+    for index, path in enumerate(paths):
+        os.symlink(path, os.path.join(every, f"{index:02}.o"))
+    sides = {"this": HERE, "other": os.path.abspath(args.other)}
+    envs = {side: environment(root, os.path.join(work, f"store-{side}")) for side, root in sides.items()}
+    check = [sys.executable, "-m", "emu", "check"]
+    for side, root in sides.items():                  # fills each side's image store
+        subprocess.run(check + [every], cwd=root, env=envs[side], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    results: dict[str, dict[str, list[float]]] = {side: {"first_pass_ms": [], "process_ms": []} for side in sides}
+    for round_ in range(args.rounds):
+        for side, root in sides.items():
+            _, printed = cpu_seconds([sys.executable, "-c", FIRST_PASS, every], root, envs[side])
+            first, _ = cpu_seconds(check + [one], root, envs[side])
+            all_, _ = cpu_seconds(check + [every], root, envs[side])
+            results[side]["first_pass_ms"].append(float(printed.split()[-1]))
+            results[side]["process_ms"].append((all_ - first) / (len(paths) - 1) * 1e3)
+            print(f"round {round_ + 1} {side:5} in-process first pass {results[side]['first_pass_ms'][-1]:.3f} ms, "
+                  f"process (CPU) {results[side]['process_ms'][-1]:.3f} ms per object", flush=True)
+    for key, label in (("first_pass_ms", "in-process first pass"), ("process_ms", "python -m emu check DIR (CPU)")):
+        this, other = (statistics.median(results[side][key]) for side in ("this", "other"))
+        print(f"{label:30} per object past the first: this {this:.3f} ms, other {other:.3f} ms, this/other {this / other:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
