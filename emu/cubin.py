@@ -2,7 +2,7 @@
 
 The driver reads these facts from the cubin when it loads a library and answers
 `cuKernelGetAttribute` from them (emu/cuda/kernel_attributes.py turns them into attribute
-values for a device). Read here with `struct` (emu.objfile.section_headers), from:
+values for a device). Read here with LIEF, from:
 - the ELF header: the SM target and, for ABI 7, the virtual architecture (e_flags);
 - `.nv.info`: EIATTR_REGCOUNT, FRAME_SIZE, MIN_STACK_SIZE, MAX_STACK_SIZE keyed by the kernel's
   symbol index; `.nv.info.<kernel>`: launch bounds, cluster shape, parameter size and more
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cubin_info import EIATTR, NvInfoError, nv_info_records, u32s
 from .fatbin import elf_sm_arch
-from .objfile import section_headers
+from .objfile import lief_parse
 
 USER_CONSTANT_BANK = ".nv.constant3"   # __constant__ data; bank 4 (printf's addresses) does not count on the H200
 RESERVED_SMEM_PREFIX = ".nv.reservedSmem."     # symbols that mark the block's reserved window (sm_90 on)
@@ -114,15 +114,18 @@ def parse_cubin(image: bytes) -> CubinInfo:
     shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
     if shoff + shentsize * shnum > len(image):
         raise CubinError(f"the section header table ({shnum} entries at {shoff}) runs past the {len(image)}-byte cubin")
-    if shnum and shentsize != 64:
-        raise CubinError(f"the section header entry size is {shentsize}, not ELF64's 64")
+    elf = lief_parse(image)   # the object parser's LIEF setup: headers and sections only
+    if elf is None:
+        raise CubinError("LIEF cannot parse the cubin's ELF headers")
     sections: dict[str, _Section] = {}
-    headers, names = section_headers(image, shoff, shnum)    # the object parser's reader
-    for name, (_, kind, flags, _, start, size, _, information, _, _) in zip(names, headers):
-        nobits = kind == 8
+    for section in elf.sections:
+        nobits = int(section.type) == 8
+        start, size = section.file_offset, section.size
         if not nobits and start + size > len(image):
-            raise CubinError(f"section {name!r} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")
-        sections[name] = _Section(name, size, information, flags, b"" if nobits else image[start:start + size])
+            raise CubinError(f"section {section.name!r} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")
+        name = section.name if isinstance(section.name, str) else bytes(section.name).decode("utf-8", "replace")
+        sections[name] = _Section(name, size, section.information, int(section.flags),
+                                  b"" if nobits else image[start:start + size])
     symbols = _symbol_names(sections.get(".symtab"), sections.get(".strtab"))
     index_by_name = {name: i for i, (name, _shndx) in enumerate(symbols)}
     reserved = any(name.startswith(RESERVED_SMEM_PREFIX) for name, _shndx in symbols)

@@ -1,15 +1,14 @@
 """Read an ELF relocatable object into plain Python data, validating as we go.
 
-The ELF header, the section table and the symbol and relocation tables are decoded here
-from the file's bytes with `struct`, each bound checked with a message that names the
-section, symbol or offset at fault.  (LIEF read the header and section table until it
-turned out to cost a process a quarter to a whole second to import, for names a dozen
-lines read the same way; `section_headers` says how.)  The relocation numbers are the raw
-psABI ones.  Everything downstream (layout, relocation, emulation) works on the
-`ObjectFile` returned here, so a parsed object can be cached.
+LIEF parses the ELF header and the section table; the symbol and relocation tables are
+decoded here from their section bytes with `struct`, which is both faster than walking
+LIEF's per-entry objects and gives the raw psABI relocation numbers (LIEF tags them with
+an architecture bit).  Everything downstream (layout, relocation, emulation) works on
+the `ObjectFile` returned here and never touches LIEF, so a parsed object can be cached.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import struct
@@ -189,7 +188,7 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
 
 
 def _check_header(raw: bytes, path: str) -> int:
-    """Check the ELF identity and that the section header table lies in the file, with exact messages."""
+    """Check the ELF identity ourselves before LIEF sees the file, for exact messages."""
     if not raw:
         raise ObjectFormatError("the file is empty (0 bytes), not an ELF object", path=path)
     if len(raw) < 4 or raw[:4] != b"\x7fELF":
@@ -216,42 +215,57 @@ def _check_header(raw: bytes, path: str) -> int:
     return e_machine
 
 
-SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")   # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info, sh_addralign, sh_entsize
+_LIEF_CONFIG = None
 
 
-def section_headers(raw: bytes, shoff: int, shnum: int) -> tuple[list[tuple], list[str]]:
-    """The section header table (ELF64, 64-byte entries, inside `raw`: the caller checks) and each section's name.
+def lief_parse(raw: bytes):
+    """LIEF's view of the ELF structure: headers and sections only.
 
-    A name is read from the file at the name table's offset (e_shstrndx) plus sh_name, up
-    to a NUL, as LIEF and readelf read it: a name past the end of the file, or a name table
-    index that does not exist, gives "".  The object parser and the cubin reader share it;
-    reading the table with `struct` instead of LIEF saves a process LIEF's import (a
-    quarter to a whole second) and each object its parse.
+    Symbols, relocations and notes are read from the section bytes below, so LIEF is
+    told to skip them (a quarter of its parse time), and its logger stays off.
     """
-    headers = list(SECTION_HEADER.iter_unpack(raw[shoff:shoff + 64 * shnum]))
-    shstrndx, = struct.unpack_from("<H", raw, 62)
-    if shstrndx >= len(headers):
-        return headers, [""] * len(headers)
-    base, end, names = headers[shstrndx][4], len(raw), []
-    for header in headers:
-        start = base + header[0]
-        if start >= end:
-            names.append("")
-            continue
-        stop = raw.find(b"\0", start)
-        names.append(raw[start:stop if stop >= 0 else end].decode("utf-8", "replace"))
-    return headers, names
+    global _LIEF_CONFIG
+    import lief  # deferred: importing LIEF costs a quarter second
+
+    if _LIEF_CONFIG is None:
+        lief.logging.disable()
+        config = lief.ELF.ParserConfig()
+        for option in ("parse_relocations", "parse_dyn_symbols", "parse_symtab_symbols",
+                       "parse_symbol_versions", "parse_notes", "parse_overlay"):
+            setattr(config, option, False)
+        _LIEF_CONFIG = config
+        atexit.register(_forget_lief_config)
+    return lief.ELF.parse(raw, _LIEF_CONFIG)
+
+
+def _forget_lief_config() -> None:
+    """Drop the parser config before interpreter teardown: nanobind reports objects still
+    alive when LIEF's module is torn down as leaks, and module teardown order varies."""
+    global _LIEF_CONFIG
+    _LIEF_CONFIG = None
 
 
 def _read_sections(raw: bytes, path: str) -> list[Section]:
+    binary = lief_parse(raw)
+    if binary is None:
+        raise ObjectFormatError("LIEF could not parse the ELF structure (corrupt headers)", path=path)
     sections: list[Section] = []
     alloc_total = 0
     shoff, = struct.unpack_from("<Q", raw, 40)
     shnum, = struct.unpack_from("<H", raw, 60)
-    headers, names = section_headers(raw, shoff, shnum)      # bounds checked by _check_header
+    found = binary.sections
+    if len(found) > shnum:
+        raise ObjectFormatError(f"LIEF found {len(found)} sections but the header declares {shnum}", path=path)
     end = len(raw)
+    names = [sec.name for sec in found]
+    # The numbers come straight from the section headers LIEF parsed (bounds checked by
+    # _check_header): LIEF tags sh_type per architecture and each attribute read is a
+    # call into it.
+    headers = struct.iter_unpack("<IIQQQQIIQQ", raw[shoff:shoff + 64 * len(names)])
     for index, (name, header) in enumerate(zip(names, headers)):
         _, kind, flags, _, offset, size, link, info, align, _ = header
+        if isinstance(name, bytes):   # LIEF hands back bytes for a name that is not UTF-8
+            name = name.decode("utf-8", "replace")
         if kind != SHT_NOBITS and kind != SHT_NULL and offset + size > end:
             raise ObjectFormatError(f"section {name or index} (offset {offset:#x}, size {size:#x}) runs past the end of the file ({end} bytes)", path=path)
         if flags & SHF_ALLOC:
