@@ -25,7 +25,7 @@ from .generation import without_kernel_info
 from .errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .images import load_image
 from .hotpath import build_record
-from .model import Model
+from .model import Model, empty_list
 from .run import run_object
 from .records import CallRecord, EntryRun, ObjectRun
 
@@ -71,11 +71,11 @@ class ObjectCheck(Model):
     arch: str | None = Field(default=None, description="host architecture")
     prefix: str | None = Field(default=None, description="export prefix")
     version: str | None = Field(default=None, description="<prefix>_version")
-    kernels: list[str] = Field(default_factory=list, description="kernels the export names")
+    kernels: list[str] = Field(default_factory=empty_list, description="kernels the export names")
     kernel_info: dict[str, dict[int, int]] = Field(default_factory=dict, description="what the metadata asks")
     device_count: int = Field(description="devices the runtime model had")
-    loaders: list[LoaderEntry] = Field(default_factory=list, description="each loader entry and what it set")
-    checks: list[AttributeCheck] = Field(default_factory=list, description="one row per kernel, attribute and loader entry")
+    loaders: list[LoaderEntry] = Field(default_factory=empty_list, description="each loader entry and what it set")
+    checks: list[AttributeCheck] = Field(default_factory=empty_list, description="one row per kernel, attribute and loader entry")
     discrepancies: int = Field(default=0, description="checks not ok plus loader entries that failed")
     error: str | None = Field(default=None, description="why the object could not be checked")
     exit_code: int = Field(description="0 clean, 1 discrepancies, 2 bad input, 3 a loader faulted")
