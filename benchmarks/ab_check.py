@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from check_dirs import check_dirs
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0")
 
@@ -58,12 +60,7 @@ def main() -> int:
     args = parser.parse_args()
     paths = sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
     work = tempfile.mkdtemp(prefix="emu-ab-check-")
-    one, every = os.path.join(work, "one"), os.path.join(work, "every")
-    os.makedirs(one)
-    os.makedirs(every)
-    os.symlink(paths[0], os.path.join(one, "0.o"))
-    for index, path in enumerate(paths):
-        os.symlink(path, os.path.join(every, f"{index:02}.o"))
+    one, every = check_dirs(paths, work)
     sides = {"this": HERE, "other": os.path.abspath(args.other)}
     envs = {side: environment(root, os.path.join(work, f"store-{side}")) for side, root in sides.items()}
     check = [sys.executable, "-m", "emu", "check"]

@@ -38,6 +38,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from check_dirs import check_dirs  # noqa: E402
 from emu import images  # noqa: E402
 from emu.entries import EntrySpec  # noqa: E402
 from emu.run import run_object  # noqa: E402
@@ -190,12 +191,7 @@ def whole_process(repeat: int, folder: str, server: WarmServer) -> dict:
 
 def check_process(paths: list[str], repeat: int, folder: str, server: WarmServer) -> dict:
     """`python -m emu check DIR` of one object and of every fixture, cold and served: the cost per object past the first."""
-    one, many = os.path.join(folder, "check_one"), os.path.join(folder, "check_many")
-    os.makedirs(one)
-    os.makedirs(many)
-    os.symlink(paths[0], os.path.join(one, "0.o"))
-    for index, path in enumerate(paths):
-        os.symlink(path, os.path.join(many, f"{index}.o"))
+    one, many = check_dirs(paths, folder)
     argv = [sys.executable, "-m", "emu", "check"]
     times = timed_processes({"one": (argv + [one], ROOT, cold_env()), "every": (argv + [many], ROOT, cold_env()),
                              "served_one": (argv + [one], ROOT, server.env), "served_every": (argv + [many], ROOT, server.env)}, repeat)
