@@ -74,7 +74,7 @@ class Image:
         if address == RETURN_SENTINEL:
             return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
         if STUB_RETURN <= address < STUB_RETURN + PAGE:
-            return "stub return path"
+            return "stub entry path"
         slot = (address - STUB_BASE) // STUB_SLOT
         if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
             return f"{self.stub_symbols[slot]} (stub)"

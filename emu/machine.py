@@ -300,7 +300,7 @@ class Machine:
                                       "not from a stub slot of the loaded object", pc=self.arch.cpu.pc(self.uc)))
 
     def set_stub_result(self, _uc, value: int) -> None:
-        """What the stub being answered returns: the shared return path loads it."""
+        """What the stub being answered returns: the entry path loads it past the hooked instruction."""
         _PACK_U64(self._frame_view, STUB_RESULT - STUB_FRAME, value & 0xFFFF_FFFF_FFFF_FFFF)
 
     def _on_bad_memory(self, uc, access, address, size, value, user_data) -> bool:

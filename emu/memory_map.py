@@ -17,7 +17,7 @@ RETURN_SENTINEL = STUB_BASE
 # Every stub slot puts its own address in a scratch register and jumps to one shared entry
 # path just past the slots.  The path stores the argument registers, the slot, the return
 # address and the stack pointer in the frame (STUB_FRAME, in FRAME_WORDS order), reaches
-# STUB_TRAP, the one hooked instruction, where emu answers the call, then loads the result
+# its one hooked instruction, where emu answers the call, then loads the result
 # from STUB_RESULT into the result register and returns.  So a stub reads its arguments and
 # writes its answer as plain memory, with no call into Unicorn for registers.
 STUB_RETURN = STUB_BASE + STUB_SIZE

@@ -78,11 +78,14 @@ class Cpu(Protocol):
     name: str
     page_size: int
 
-    def stub_slot_code(self, address: int, target: int) -> bytes:
-        """The one instruction a stub slot at `address` holds: a jump to `target`."""
+    stub_window_fill: bytes
+    """An invalid instruction, repeated over the stub window around the slots."""
 
-    def stub_return_code(self, address: int, result: int) -> bytes:
-        """The shared return path at `address`: load the 64-bit word at `result` as the result, then return."""
+    def stub_slot_code(self, address: int, target: int) -> bytes:
+        """A stub slot at `address`: its own address into the scratch register, then a jump to `target`."""
+
+    def stub_entry_code(self, address: int, frame: int, result: int) -> tuple[bytes, int]:
+        """The shared entry path at `address` (emu.memory_map) and the offset of its hooked instruction."""
 
     def create(self) -> Uc:
         """A new emulator with whatever the loaders need enabled (FP/SIMD)."""

@@ -37,7 +37,7 @@ def test_locate_names_function_and_offset():
     image = build_image(load_object(fixture("x86_64", "carveout_25")))
     start = image.functions["carveout_25_cuda_load"]
     assert image.locate(start + 0x38) == "carveout_25_cuda_load+0x38"
-    assert image.locate(STUB_RETURN + 7) == "stub return path"
+    assert image.locate(STUB_RETURN + 7) == "stub entry path"
 
 
 ALL_OBJECTS = sorted(str(path) for path in (ROOT / "tests").rglob("*.o"))
