@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from check_dirs import check_dirs
+from harness import check_dirs, process_env, timed_run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0")
@@ -40,19 +39,6 @@ print(elapsed / (len(paths) - 1) * 1e3)
 """
 
 
-def environment(root: str, store: str) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=root, EMU_NO_SERVER="1", EMU_CACHE_DIR=store)
-    return env
-
-
-def cpu_seconds(argv: list[str], root: str, env: dict[str, str]) -> tuple[float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out.stdout
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", help="the other checkout (a git worktree of the commit to compare with)")
@@ -62,16 +48,17 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="emu-ab-check-")
     one, every = check_dirs(paths, work)
     sides = {"this": HERE, "other": os.path.abspath(args.other)}
-    envs = {side: environment(root, os.path.join(work, f"store-{side}")) for side, root in sides.items()}
+    envs = {side: process_env(PYTHONPATH=root, EMU_NO_SERVER="1", EMU_CACHE_DIR=os.path.join(work, f"store-{side}"))
+            for side, root in sides.items()}
     check = [sys.executable, "-m", "emu", "check"]
     for side, root in sides.items():                  # fills each side's image store
         subprocess.run(check + [every], cwd=root, env=envs[side], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     results: dict[str, dict[str, list[float]]] = {side: {"first_pass_ms": [], "process_ms": []} for side in sides}
     for round_ in range(args.rounds):
         for side, root in sides.items():
-            _, printed = cpu_seconds([sys.executable, "-c", FIRST_PASS, every], root, envs[side])
-            first, _ = cpu_seconds(check + [one], root, envs[side])
-            all_, _ = cpu_seconds(check + [every], root, envs[side])
+            _, _, printed = timed_run([sys.executable, "-c", FIRST_PASS, every], root, envs[side])
+            first = timed_run(check + [one], root, envs[side])[1]
+            all_ = timed_run(check + [every], root, envs[side])[1]
             results[side]["first_pass_ms"].append(float(printed.split()[-1]))
             results[side]["process_ms"].append((all_ - first) / (len(paths) - 1) * 1e3)
             print(f"round {round_ + 1} {side:5} in-process first pass {results[side]['first_pass_ms'][-1]:.3f} ms, "

@@ -27,7 +27,6 @@ import argparse
 import glob
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,7 +37,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from check_dirs import check_dirs  # noqa: E402
+from harness import check_dirs, process_env, timed_run  # noqa: E402
 from emu import images  # noqa: E402
 from emu.entries import EntrySpec  # noqa: E402
 from emu.run import run_object  # noqa: E402
@@ -97,12 +96,6 @@ def thousand(paths: list[str]) -> dict:
     return {"total_s": total, "rss_growth_mib": growth, "json_s": time.perf_counter() - start}
 
 
-# Processes run as an installed emu does: with Python's bytecode cache (a shell that sets
-# PYTHONDONTWRITEBYTECODE would otherwise make every run compile emu from source).
-def process_env() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-
-
 def timed_processes(commands: dict[str, tuple], repeat: int) -> dict[str, float]:
     """The median wall time of each command (argv, working folder[, environment]), run in turn `repeat` times,
     and as `<key>_cpu` the median CPU time (user + system) of the command and its children.
@@ -113,10 +106,7 @@ def timed_processes(commands: dict[str, tuple], repeat: int) -> dict[str, float]
     wall time.  Each runs once first (warm-up).
     """
     def once(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, float]:
-        before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env or process_env())
-        wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
-        return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        return timed_run(argv, cwd, env or process_env())[:2]
 
     for command in commands.values():
         once(*command)
@@ -136,14 +126,14 @@ entries: [cuda_init, cuda_load, cuda_load_to_device, launch]
 
 
 def cold_env() -> dict[str, str]:
-    return dict(process_env(), EMU_NO_SERVER="1")
+    return process_env(EMU_NO_SERVER="1")
 
 
 class WarmServer:
     """A `python -m emu serve` in a private folder of its own, for the served figures."""
 
     def __init__(self, folder: str):
-        self.env = dict(process_env(), EMU_SERVER_DIR=os.path.join(folder, "server"))
+        self.env = process_env(EMU_SERVER_DIR=os.path.join(folder, "server"))
         self.env.pop("EMU_NO_SERVER", None)
         self.process = subprocess.Popen([sys.executable, "-m", "emu", "serve"], cwd=ROOT, env=self.env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

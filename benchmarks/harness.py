@@ -1,0 +1,35 @@
+"""What the benchmark scripts share for timing `python -m emu` processes and building check folders."""
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import time
+
+
+def process_env(**extra: str) -> dict[str, str]:
+    """This environment, plus `extra`, without PYTHONDONTWRITEBYTECODE: processes run as an installed emu
+    does, with Python's bytecode cache (a shell that sets it would make every run compile emu from source)."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra)
+    return env
+
+
+def timed_run(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float, str]:
+    """Run a command: its wall time, the CPU time (user + system) of it and its children, and its stdout."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    out = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out.stdout
+
+
+def check_dirs(paths: list[str], folder: str) -> tuple[str, str]:
+    """Folders `one` (the first of `paths`) and `every` (all of them) under `folder`, as symlinks in order:
+    what a `python -m emu check DIR` benchmark compares."""
+    one, every = os.path.join(folder, "check_one"), os.path.join(folder, "check_every")
+    os.makedirs(one)
+    os.makedirs(every)
+    os.symlink(paths[0], os.path.join(one, "00.o"))
+    for index, path in enumerate(paths):
+        os.symlink(path, os.path.join(every, f"{index:02}.o"))
+    return one, every
