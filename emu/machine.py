@@ -143,7 +143,7 @@ class Machine:
         fill = cpu.stub_window_fill * STUB_SLOT
         self.uc.mem_write(stub_address(start), b"".join((cpu.stub_slot_code(stub_address(slot), STUB_RETURN) + fill)[:STUB_SLOT]
                                                         for slot in range(start, count)))
-        self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the zeros
+        self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the fill
         self._slots_written = count
 
     def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:

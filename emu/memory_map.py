@@ -23,7 +23,7 @@ RETURN_SENTINEL = STUB_BASE
 STUB_RETURN = STUB_BASE + STUB_SIZE
 STUB_FRAME = STUB_RETURN + PAGE   # read-write, never code: guest stores there leave translations alone
 STUB_RESULT = STUB_FRAME + 0x100
-FRAME_ARGS = 8                    # words 0-7: the integer argument registers (x86-64 fills 0-5)
+# words 0-7: the integer argument registers (x86-64 fills 0-5); then the slot, the return address, sp
 FRAME_SLOT, FRAME_RETURN, FRAME_SP = 8, 9, 10
 FRAME_WORDS = 11
 
