@@ -18,7 +18,7 @@ import json
 import os
 from typing import Any
 
-from .image_store import code_digest, store_dir
+from .image_store import code_digest, store_dir, write_atomically
 
 MISSING = object()      # what `read` answers for an entry that is absent or does not read back
 
@@ -57,14 +57,7 @@ class DerivedStore:
         return record["value"]
 
     def write(self, entry: str, value: Any) -> None:
-        import tempfile                           # only a run that stores pays for importing it
-
-        folder = os.path.dirname(entry)
         try:
-            os.makedirs(folder, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(handle, "w") as out:
-                json.dump({"format": self.format, "value": value}, out, separators=(",", ":"))
-            os.replace(temporary, entry)
+            write_atomically(entry, json.dumps({"format": self.format, "value": value}, separators=(",", ":")).encode())
         except OSError:
             pass     # a read-only or full disk only costs the next run the work

@@ -116,20 +116,25 @@ def save(image: Image, export: Export) -> None:
         "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
     }
     record["bytes"] = blob.size
+    try:
+        # the bytes first: a record is only ever read beside the bytes it names
+        write_atomically(path[:-len(".json")] + ".bin", b"".join(blob.parts))
+        write_atomically(path, json.dumps(record, separators=(",", ":")).encode())
+    except OSError:
+        pass   # a read-only or full disk only costs the next run a parse
+
+
+def write_atomically(path: str, payload: bytes) -> None:
+    """Write a store file whole or not at all: a temporary file beside it, then renamed over it.
+    A process reading the store meanwhile sees the old file or the new one, never a part."""
     import tempfile     # only a run that stores pays for importing it
 
     folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        # the bytes first: a record is only ever read beside the bytes it names
-        payloads = ((".bin", b"".join(blob.parts)), (".json", json.dumps(record, separators=(",", ":")).encode()))
-        for suffix, payload in payloads:
-            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                out.write(payload)
-            os.replace(temporary, path[:-len(".json")] + suffix)
-    except OSError:
-        pass   # a read-only or full disk only costs the next run a parse
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(payload)
+    os.replace(temporary, path)
 
 
 def _piece(blob: bytes, offset: int, length: int) -> bytes:
