@@ -109,14 +109,3 @@ def test_a_process_that_finds_the_description_stored_never_walks_the_pickle(tmp_
     first = decode_args_spec(text).parameters[0].name
     assert run() == [first, "True", "True"]         # decoded (walking the pickle) and stored
     assert run() == [first, "False", "False"]       # read back
-
-
-def test_the_code_digest_covers_the_pickle_walker(tmp_path):
-    import shutil
-    from emu.image_store import code_digest
-    shutil.copytree(ROOT / "emu", tmp_path / "emu", ignore=shutil.ignore_patterns("__pycache__"))
-    before = code_digest(str(tmp_path / "emu"), args_spec_store.CODE)
-    assert before == code_digest(code=args_spec_store.CODE)
-    walker = tmp_path / "emu" / "pickle_walk.py"
-    walker.write_text(walker.read_text() + "\n")
-    assert code_digest(str(tmp_path / "emu"), args_spec_store.CODE) != before

@@ -12,7 +12,6 @@ import pytest
 
 from emu import header, header_store
 from emu.header import HeaderError, parse_header
-from emu.image_store import code_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [Path(__file__).parent / "data" / "rich.h"]
@@ -155,13 +154,3 @@ def test_a_process_that_finds_the_signature_stored_never_imports_pycparser(tmp_p
     wrapper = parse_header(CARVEOUT.read_text(), str(CARVEOUT)).wrapper
     assert run() == [wrapper, "True"]           # parsed (with pycparser) and stored
     assert run() == [wrapper, "False"]          # read back
-
-
-def test_the_code_digest_covers_the_parser(tmp_path):
-    import shutil
-    shutil.copytree(ROOT / "emu", tmp_path / "emu", ignore=shutil.ignore_patterns("__pycache__"))
-    before = code_digest(str(tmp_path / "emu"), header_store.CODE)
-    assert before == code_digest(code=header_store.CODE)
-    parser = tmp_path / "emu" / "c_source.py"
-    parser.write_text(parser.read_text() + "\n")
-    assert code_digest(str(tmp_path / "emu"), header_store.CODE) != before
