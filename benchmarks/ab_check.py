@@ -16,17 +16,15 @@ many rounds run.  A comparison, not a benchmark: bench.py holds the README's fig
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from harness import check_dirs, process_env, timed_run
+from harness import check_dirs, fixture_paths, process_env, timed_run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0")
 
 # Run inside the child, with the checkout to measure on PYTHONPATH.
 FIRST_PASS = r"""
@@ -44,7 +42,7 @@ def main() -> int:
     parser.add_argument("other", help="the other checkout (a git worktree of the commit to compare with)")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
+    paths = fixture_paths()
     work = tempfile.mkdtemp(prefix="emu-ab-check-")
     one, every = check_dirs(paths, work)
     sides = {"this": HERE, "other": os.path.abspath(args.other)}

@@ -17,7 +17,10 @@ Prints times and ratios (medians; this is a noisy 2-core machine) for:
   4. 1,000 object runs in one process: total time, resident memory growth, and what
      their `--json` output costs;
   5. an export with 64 kernels against one with 1;
-  6. host-CPU (AVX) exports against their portable twins.
+  6. host-CPU (AVX) exports against their portable twins;
+  7. the in-process floors (benchmarks/floors.py): the same runs with every stub a
+     do-nothing callback, then with the object's code translated afresh, and LIEF's
+     parse: what no tuning of emu's own Python can go below.
 Every ratio compares figures measured in the same run.  Nothing here is a test: it
 reports, and the README quotes its output.
 """
@@ -37,12 +40,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from harness import check_dirs, process_env, timed_run  # noqa: E402
+from floors import in_process_floors  # noqa: E402
+from harness import FIXTURES, check_dirs, fixture_paths, process_env, timed_run  # noqa: E402
 from emu import images  # noqa: E402
 from emu.entries import EntrySpec  # noqa: E402
 from emu.run import run_object  # noqa: E402
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0")
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
 REALWORLD = os.path.join(ROOT, "tests", "fixtures", "realworld")
 ONE_OBJECT = os.path.join(FIXTURES, "x86_64", "carveout_25.o")
@@ -225,7 +228,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-bench-store-")   # the subprocess runs use it
     from emu import image_store
-    paths = sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
+    paths = fixture_paths()
 
     realworld = sorted(glob.glob(os.path.join(REALWORLD, "*", "*.o")))
 
@@ -236,6 +239,7 @@ def main() -> int:
                    "kernels": kernel_scaling(args.repeat), "avx": avx_twins(args.repeat)}
         if realworld:
             figures["realworld"] = per_object(realworld, args.repeat)
+        figures["floors"] = in_process_floors(paths, LOADERS, args.repeat)
     finally:
         image_store.save = saved
     with tempfile.TemporaryDirectory() as folder:
@@ -269,6 +273,7 @@ def report(f: dict) -> None:
             target = TARGETS[key]
             line(f"in-process per {label}object, {what} ({figures['objects']})", f"{figures[key]:.3f} ms",
                  f"{figures[key] / target:.2f}x target {target} ms", verdict(figures[key] <= target))
+    floors(f["floors"], line)
     cc = w.get("cc_link_run_s")
     if cc:
         for key, how in (("emu_run_s", "cold (EMU_NO_SERVER=1)"), ("emu_served_s", "served (python -m emu serve)")):
@@ -297,6 +302,18 @@ def report(f: dict) -> None:
     line("64 kernels vs 1, cold", f"{k['kernels_64_cold_ms']:.2f} / {k['kernels_1_cold_ms']:.2f} ms", f"{k['kernels_64_cold_ms'] / k['kernels_1_cold_ms']:.1f}x")
     line("host-CPU (AVX) vs portable twin, warm", f"{a['avx_warm']:.3f} / {a['portable_warm']:.3f} ms", f"{a['avx_warm'] / a['portable_warm']:.2f}x target 1.5x", verdict(a['avx_warm'] / a['portable_warm'] <= 1.5))
     line("host-CPU (AVX) vs portable twin, cold", f"{a['avx_cold']:.3f} / {a['portable_cold']:.3f} ms", f"{a['avx_cold'] / a['portable_cold']:.2f}x target 1.5x", verdict(a['avx_cold'] / a['portable_cold'] <= 1.5))
+
+
+def floors(fl: dict, line) -> None:
+    """The in-process floors (benchmarks/floors.py), each as a share of the real warm run alternating with it:
+    a share is what to read, since this machine's speed drifts between sections of one bench run."""
+    warm = fl["warm_ms"]
+    line("  floors: the real warm run they alternate with", f"{warm:.3f} ms",
+         f"stub calls {fl['real_calls']:.0f} / idle {fl['idle_calls']:.0f}")
+    for key, label in (("idle_ms", "every stub a do-nothing callback"),
+                       ("translated_ms", "the same, Unicorn translating the code afresh"),
+                       ("parsed_ms", "LIEF parsing the object alone")):
+        line(f"  floor: {label}", f"{fl[key]:.3f} ms", f"{fl[key] / warm:.2f}x the real warm run")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,20 @@
-"""What the benchmark scripts share for timing `python -m emu` processes and building check folders."""
+"""What the benchmark scripts share: the fixtures they run, timing `python -m emu` processes, check folders."""
 from __future__ import annotations
 
+import glob
 import os
 import resource
 import subprocess
 import time
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0")
+
+
+def fixture_paths() -> list[str]:
+    """The 36 DSL 4.8.0 fixtures of both architectures that the in-process and check figures run."""
+    return sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
 
 
 def process_env(**extra: str) -> dict[str, str]:

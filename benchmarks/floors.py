@@ -1,0 +1,78 @@
+"""What an in-process run cannot go below while its stubs are Python callbacks on Unicorn hooks.
+
+bench.py sets these beside the targets.  Each floor runs the same objects and entries
+as the figure it bounds, alternating with it object by object so both see the same
+minutes of this machine:
+  idle:        the run with every stub answered by a callback that only sets a result
+               of 0 (no argument decoding, no CUDA model, no record): what emulating
+               the loaders, entering Unicorn and calling back into Python costs alone;
+  translated:  idle, after Unicorn forgot what it translated from the object's code:
+               the least a never-seen object, or `check DIR`'s next object, adds;
+  parsed:      LIEF parsing the object, which the mission names as emu's parser and
+               every never-seen object pays.
+A target below a floor cannot be met by tuning emu's own Python.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import lief
+
+from emu.arch import architecture
+from emu.layout import PERM_X
+from emu.machine import Machine, machine_for
+from emu.run import run_object
+
+
+_IDLE_CALLS = [0]
+
+
+def _idle_stub(machine: Machine, _frame) -> None:
+    machine.set_stub_result(None, 0)
+    _IDLE_CALLS[0] += 1
+
+
+def _forget_code(path: str) -> None:
+    """Drop Unicorn's translations of the object's code, as a never-seen object's run finds it."""
+    from emu import images
+    image, _ = images.load_image(path)
+    uc = machine_for(architecture(image.obj.arch)).uc
+    for segment in image.segments:
+        if segment.perms & PERM_X:
+            uc.ctl_remove_cache(segment.address, segment.address + len(segment.data))
+
+
+def in_process_floors(paths: list[str], entries: list, repeat: int) -> dict:
+    """Median ms per object of the real warm run and of each floor; stub calls per run, real and idle."""
+    real_stub = Machine._on_stub
+    times: dict[str, list[float]] = {"warm": [], "idle": [], "translated": [], "parsed": []}
+    calls = {"real": [], "idle": []}
+    for _ in range(repeat + 1):                # the first round warms up and is not counted
+        for path in paths:
+            start = time.perf_counter()
+            run = run_object(path, entries=entries)
+            warm = time.perf_counter() - start
+            calls["real"].append(len(run.calls))
+            Machine._on_stub = _idle_stub
+            _IDLE_CALLS[0] = 0
+            try:
+                start = time.perf_counter()
+                run_object(path, entries=entries)
+                idle = time.perf_counter() - start
+                calls["idle"].append(_IDLE_CALLS[0])
+                _forget_code(path)
+                start = time.perf_counter()
+                run_object(path, entries=entries)
+                translated = time.perf_counter() - start
+            finally:
+                Machine._on_stub = real_stub
+            start = time.perf_counter()
+            lief.parse(path)
+            parsed = time.perf_counter() - start
+            for key, value in (("warm", warm), ("idle", idle), ("translated", translated), ("parsed", parsed)):
+                times[key].append(value)
+    counted = slice(len(paths), None)
+    figures = {f"{key}_ms": statistics.median(values[counted]) * 1e3 for key, values in times.items()}
+    figures.update({f"{key}_calls": statistics.median(values) for key, values in calls.items()})
+    return figures
