@@ -22,19 +22,9 @@ import subprocess
 import sys
 import tempfile
 
-from harness import check_dirs, fixture_paths, process_env, timed_run
+from harness import FIRST_PASS_CHECK, check_dirs, fixture_paths, process_env, timed_run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-# Run inside the child, with the checkout to measure on PYTHONPATH.
-FIRST_PASS = r"""
-import glob, sys, time
-from emu.loader_check import check_objects
-paths = sorted(glob.glob(sys.argv[1] + "/*.o"))
-check_objects(paths[:1])
-start = time.thread_time(); check_objects(paths[1:]); elapsed = time.thread_time() - start
-print(elapsed / (len(paths) - 1) * 1e3)
-"""
 
 
 def main() -> int:
@@ -54,7 +44,7 @@ def main() -> int:
     results: dict[str, dict[str, list[float]]] = {side: {"first_pass_ms": [], "process_ms": []} for side in sides}
     for round_ in range(args.rounds):
         for side, root in sides.items():
-            _, _, printed = timed_run([sys.executable, "-c", FIRST_PASS, every], root, envs[side])
+            _, _, printed = timed_run([sys.executable, "-c", FIRST_PASS_CHECK, every], root, envs[side])
             first = timed_run(check + [one], root, envs[side])[1]
             all_ = timed_run(check + [every], root, envs[side])[1]
             results[side]["first_pass_ms"].append(float(printed.split()[-1]))
