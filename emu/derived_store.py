@@ -2,10 +2,11 @@
 
 A header's launch signature (emu.header_store) and an export's decoded args_spec (emu.args_spec) each
 cost a cold process milliseconds to compute, mostly importing what computes them (pycparser; pickletools
-and the inert unpickler).  Each kind is kept under `$EMU_CACHE_DIR/<kind>/<code digest>/<key>.json`
+and the inert unpickler).  Each kind is kept under `$EMU_CACHE_DIR/<kind>/<folder>/<key>.json`
 (the image store's root, emu.image_store.store_dir; `EMU_CACHE_DIR=off` turns it off): the key is the
-SHA-256 of the inputs, the folder is named by a digest of the code that computes the result (`code`,
-as emu.image_store keys images), so a changed line of that code makes the next run compute it again.
+SHA-256 of the inputs, the folder is named by a digest of the code that computes the result (`code`)
+and of the installed releases of the libraries it uses (`libraries`), as emu.image_store names its
+folders, so a changed line of that code or another release of pycparser makes the next run compute it again.
 
 An entry is `{"format": N, "value": <JSON>}`.  It is a file anyone could edit: the caller reads the
 value back with every field checked (nothing is unpickled), and anything that does not read back is
@@ -18,7 +19,7 @@ import json
 import os
 from typing import Any
 
-from .image_store import code_digest, store_dir, write_atomically
+from .image_store import folder_name, store_dir, write_atomically
 
 MISSING = object()      # what `read` answers for an entry that is absent or does not read back
 
@@ -26,8 +27,8 @@ MISSING = object()      # what `read` answers for an entry that is absent or doe
 class DerivedStore:
     """One kind of derived result: its folder name, the code that computes it, and its entry format."""
 
-    def __init__(self, kind: str, code: tuple[str, ...], format: int):
-        self.kind, self.code, self.format = kind, code, format
+    def __init__(self, kind: str, code: tuple[str, ...], format: int, libraries: tuple[str, ...] = ()):
+        self.kind, self.code, self.format, self.libraries = kind, code, format, libraries
         self._folders: dict[tuple[str | None, str | None], str | None] = {}    # (EMU_CACHE_DIR, HOME) -> folder
 
     def entry(self, *inputs: str) -> str | None:
@@ -37,7 +38,7 @@ class DerivedStore:
         folder = self._folders.get(where, "")
         if folder == "":
             root = store_dir()
-            folder = self._folders[where] = os.path.join(root, self.kind, code_digest(code=self.code)[:24]) if root else None
+            folder = self._folders[where] = os.path.join(root, self.kind, folder_name(self.code, self.libraries)) if root else None
         if folder is None:
             return None
         key = hashlib.sha256("\0".join(inputs).encode("utf-8", "surrogatepass")).hexdigest()

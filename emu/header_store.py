@@ -22,7 +22,7 @@ from .header_types import CField, CStruct, HeaderParam, HeaderSignature, PackedS
 
 # The code that shapes a stored signature, relative to the emu package.
 CODE = ("header.py", "c_source.py", "header_types.py", "header_store.py", "derived_store.py")
-STORE = DerivedStore("headers", CODE, format=1)
+STORE = DerivedStore("headers", CODE, format=1, libraries=("pycparser",))     # pycparser parses the header
 PARAM_KINDS = frozenset({"tensor", "tensor_list", "scalar", "stream", "pointer", "array"})
 SLOT_KINDS = frozenset({"value", "address", "element", "list_element", "ret"})
 MAX_STRUCT_DEPTH = 64          # as deep as emu.header lays structs out

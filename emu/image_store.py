@@ -15,10 +15,11 @@ pickle); an entry that does not read back cleanly is ignored and rebuilt.
 `EMU_CACHE_DIR=off` disables it.
 
 An entry is what emu's code made of the object, so its key is the object's SHA-256
-under a folder named by a digest of that code (`CODE`): changing a line of the parser,
-the layout, the relocation tables or loops, the export description or the vector scan
-makes the next run parse and relocate again, into a new folder.  A module that comes to
-shape what an entry holds must be listed in `CODE`.
+under a folder named by a digest of that code (`CODE`) and of the installed releases of
+the libraries it used (`LIBRARIES`): changing a line of the parser, the layout, the
+relocation tables or loops, the export description or the vector scan, or upgrading LIEF
+or capstone, makes the next run parse and relocate again, into a new folder.  A module
+or library that comes to shape what an entry holds must be listed there.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import zlib
 from .errors import ObjectFormatError
 from .export import Export
 from .layout import Image, Segment
+from .library_releases import releases
 from .objfile import ObjectFile, Section, Symbol
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
@@ -42,6 +44,8 @@ CODE = ("objfile.py", "layout.py", "relocation.py", "hotpath.py", "memory_map.py
         "entries.py", "image_store.py", "arch", "fatbin.py", "cubin.py", "cubin_info.py", "cuda/loading.py",
         "cuda/kernel_attributes.py")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# The libraries whose output an entry holds too: LIEF's parse, capstone's decoding of the vector sites.
+LIBRARIES = ("lief", "capstone")
 
 
 def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
@@ -61,6 +65,12 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
     return digest.hexdigest()
 
 
+def folder_name(code: tuple[str, ...] = CODE, libraries: tuple[str, ...] = LIBRARIES) -> str:
+    """The folder of the entries this code and these libraries' installed releases make (emu.library_releases):
+    a changed line of the code, or another release of a library, starts a new folder."""
+    return hashlib.sha256(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
+
+
 def store_dir() -> str | None:
     configured = os.environ.get("EMU_CACHE_DIR")
     if configured == "off":
@@ -77,7 +87,7 @@ def _entry_path(sha256: str) -> str | None:
     folder = _IMAGES_DIRS.get(key, "")
     if folder == "":
         store = store_dir()
-        folder = _IMAGES_DIRS[key] = os.path.join(store, "images", code_digest()[:24]) if store else None
+        folder = _IMAGES_DIRS[key] = os.path.join(store, "images", folder_name()) if store else None
     return f"{folder}{os.sep}{sha256}.json" if folder else None
 
 

@@ -20,7 +20,7 @@ def stored(tmp_path, monkeypatch):
     obj = load_object(fixture("x86_64", "carveout_25"))
     image, export = build_image(obj), describe_export(obj)
     image_store.save(image, export)
-    return obj, image, export, os.path.join(tmp_path, "images", image_store.code_digest()[:24], f"{obj.sha256}.json")
+    return obj, image, export, os.path.join(tmp_path, "images", image_store.folder_name(), f"{obj.sha256}.json")
 
 
 def test_an_entry_reads_back_as_the_same_image(stored):
@@ -61,6 +61,18 @@ def test_a_bad_entry_is_ignored(stored, spoil):
     with open(entry, "w") as handle:
         handle.write(text)
     assert image_store.load(obj.sha256, obj.path) is None
+
+
+@pytest.mark.parametrize("library", ["lief", "capstone"])
+def test_another_release_of_a_library_an_entry_holds_the_output_of_is_a_miss(stored, monkeypatch, library):
+    """LIEF parsed the entry and capstone found its vector sites: after an upgrade of either, the next run parses again."""
+    from emu import library_releases
+    obj, _, _, entry = stored
+    assert image_store.load(obj.sha256, obj.path) is not None
+    monkeypatch.setattr(image_store, "_IMAGES_DIRS", {})          # the folder is resolved once per process
+    monkeypatch.setitem(library_releases._RELEASES, library, f"{library} 0.0.1+another")
+    assert image_store.load(obj.sha256, obj.path) is None
+    assert os.path.dirname(image_store._entry_path(obj.sha256)) != os.path.dirname(entry)
 
 
 def test_off_stores_nothing(tmp_path, monkeypatch):
