@@ -5,8 +5,9 @@ symlink): `$EMU_SERVER_DIR`, else `$XDG_RUNTIME_DIR/emu-server`, else `$TMPDIR` 
 `/emu-server-<uid>`.  A folder that fails those checks is never used.
 
 The compatibility key says what a fresh process would have run: the interpreter and its
-flags, the module search path, the environment variables read while importing, and every
-file of emu's two packages (name, size, modification time), and the text-encoding locale
+flags, the module search path and each of its folders' modification time (installing,
+upgrading or removing a library changes it), the environment variables read while
+importing, every file of emu's two packages (name, size, modification time), and the text-encoding locale
 (what `open()` without an encoding uses).  A client uses a server only
 when both keys are equal, so a server started from other sources or another Python is not
 used.  Standard library only: the client computes this before importing anything heavy.
@@ -72,6 +73,11 @@ def compatibility_key() -> str:
     parts = [sys.executable, sys.version, repr(sys.flags), repr(sys.warnoptions), repr(sorted(sys._xoptions.items())),
              repr(sys.path[1:]), repr([os.environ.get(name) for name in IMPORT_TIME_ENVIRONMENT]),
              _locale.setlocale(_locale.LC_CTYPE), sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()]
+    for folder in sys.path[1:]:        # a library installed, upgraded or removed there changes its folder's time
+        try:
+            parts.append(f"{folder} {os.stat(folder).st_mtime_ns}")
+        except OSError:
+            parts.append(f"{folder} absent")
     for folder in package_folders():
         _list_files(parts, folder)
     return "\n".join(parts)

@@ -168,6 +168,27 @@ def test_a_server_of_other_sources_is_not_used(tmp_path):
         theirs.stop()
 
 
+def test_a_library_installed_after_the_server_started_is_not_served_stale(tmp_path):
+    """A server imported the libraries of its module search path when it started: once one of those folders
+    changes (pip installed, upgraded or removed something there), a fresh process could import other code,
+    so the client runs the command itself."""
+    libraries = tmp_path / "libraries"
+    libraries.mkdir()
+    folder = tmp_path / "srv"
+    env = dict(environment(folder), PYTHONPATH=os.pathsep.join([str(ROOT), str(libraries)]))
+    server = Server(folder, env)
+    try:
+        assert emu(["trace", str(OBJECT)], env).returncode == 0 and server.served() == 1
+        (libraries / "somelib-2.0.dist-info").mkdir()                  # what an install leaves beside the library
+        assert emu(["serve", "--status"], env).returncode == 1          # running, but not for this module search path
+        result = emu(["trace", str(OBJECT)], env)
+        cold = emu(["trace", str(OBJECT)], dict(env, EMU_NO_SERVER="1"))
+        assert (result.returncode, result.stdout, result.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+        assert server.served() == 1
+    finally:
+        server.stop()
+
+
 def test_a_client_with_other_interpreter_settings_runs_itself(server, tmp_path):
     before = server.served()
     env = dict(server.env, PYTHONHASHSEED="123")                     # read at start-up: a served child could not honour it
