@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from itertools import compress
 
 from .arch import architecture
-from .errors import ObjectFormatError, RelocationError
-from .memory_map import (CODE_BASE, CODE_SLOT_SIZE, CODE_SLOTS, DATA_BASE, REGION_SIZE, RETURN_SENTINEL,
-                         PAGE, RODATA_BASE, RODATA_SLOT_SIZE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS,
-                         code_slot_address, page_up, rodata_slot_address, stub_address)
+from .errors import ObjectFormatError
+from .memory_map import (CODE_BASE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, PAGE, RODATA_BASE, RODATA_PER_CODE,
+                         STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, CODE_SLOT_TABLE, page_up,
+                         rodata_slot_address, stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import RelocationPlan, relocate
@@ -105,10 +105,10 @@ def build_image(obj: ObjectFile) -> Image:
     got_base = 0
     got_size = 16 + 8 * max(len(got_symbols), 1)           # its alignment and slots
     offsets = {perms: _offsets(sections) for perms, sections in groups.items()}    # in each class, from its start
-    slot = _code_slot(obj, groups, offsets, words, uses_got=bool(got_kinds))
+    slot = _code_slot(obj, groups, offsets, words, bool(got_kinds), got_size)
     for perms, sections in groups.items():
         placed = offsets[perms]
-        # every region and slot starts 64 KiB-aligned, past any section's alignment: offsets from the start hold
+        # every region and slot starts aligned past any section's alignment it takes: offsets from the start hold
         start = _region_base(perms, placed[-1], slot, got_size if perms == PERM_R else 0)
         for section, offset in zip(sections, placed):
             section_base[section.index] = start + offset
@@ -188,22 +188,32 @@ def _offsets(sections) -> list[int]:
 
 
 def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list[int]], words: list,
-               uses_got: bool) -> int | None:
-    """The slot of an object whose code fits one, chosen by what its relocated code is made of; None for larger code.
+               uses_got: bool, got_size: int) -> tuple[int, int] | None:
+    """(address, size) of the slot of an object whose code fits one, chosen by what its relocated code is made of;
+    None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
     addresses can alternate in one emulator without invalidating each other's
     translations.  The slot comes from the code as compiled, its relocations and where
     each symbol they name sits in its class of sections (and the GOT, when they use
     one), so it is the same in every process (and in the persistent image store), and
-    exports compiled alike (one DSL release, kernels of one shape) share a slot, where
-    their relocated code is the same bytes: a new object reuses what Unicorn translated
-    for the last.  Two objects with different code in one slot still run correctly (the
-    machine drops the translations of the bytes that differ).
+    exports compiled alike (one DSL release, kernels of one shape)
+    share a slot, where their relocated code is the same bytes: a new object reuses what
+    Unicorn translated for the last.  Two objects with different code in one slot still
+    run correctly (the machine drops the translations of the bytes that differ).  The
+    class is the first whose slots hold the code (its size and its sections' alignment)
+    and the read-only data with the GOT (`got_size` bytes), else the first that holds the
+    code (its read-only data then goes to the fixed region, see _region_base).
     """
     code = groups[PERM_R | PERM_X]
-    if not code or offsets[PERM_R | PERM_X][-1] > CODE_SLOT_SIZE:
+    if not code:
         return None
+    extent, align = offsets[PERM_R | PERM_X][-1], max(section.align for section in code)
+    classes = [(size, count, first) for size, count, first in CODE_SLOT_TABLE if extent <= size and align <= size]
+    if not classes:
+        return None
+    rodata = offsets[PERM_R][-1] + got_size
+    size, count, first = next((c for c in classes if rodata <= c[0] * RODATA_PER_CODE), classes[0])
     shape = zlib.crc32(b"".join(section.data for section in code))
     placed = {}                                   # section index -> (class, offset in the class)
     for perms, sections in groups.items():
@@ -222,23 +232,24 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list
             symbol = symbols[index]
             places += [*placed.get(symbol.shndx, (0, 0)), symbol.value]
     places += placed.get(-1, ())
-    return zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % CODE_SLOTS
+    return first + size * (zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % count), size
 
 
-def _region_base(perms: int, extent: int, slot: int | None, extra: int) -> int:
+def _region_base(perms: int, extent: int, slot: tuple[int, int] | None, extra: int) -> int:
     """Where a permission class starts: the object's slot for its code and read-only data, else the fixed region.
 
-    Read-only data (`extent` bytes laid out, and the GOT, `extra` bytes) goes to the read-only slot of the same
-    number when it fits: objects alternating in one emulator then each keep their mapping,
+    Read-only data (`extent` bytes laid out, and the GOT, `extra` bytes) goes to the read-only slot paired
+    with the code's when it fits: objects alternating in one emulator then each keep their mapping,
     where one shared region had to be unmapped and mapped again whenever the next object's
     size differed, and code and data keep the same distance, so objects compiled alike
     still get the same relocated code.
     """
     if slot is not None:
+        address, size = slot
         if perms == PERM_R | PERM_X:
-            return code_slot_address(slot)
-        if perms == PERM_R and extent + extra <= RODATA_SLOT_SIZE:
-            return rodata_slot_address(slot)
+            return address
+        if perms == PERM_R and extent + extra <= size * RODATA_PER_CODE:
+            return rodata_slot_address(address)
     return REGION_BASE[perms]
 
 

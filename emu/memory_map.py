@@ -34,19 +34,23 @@ CODE_BASE = 0x0100_0000           # RX: executable sections
 RODATA_BASE = 0x0200_0000         # R: read-only sections and the GOT
 DATA_BASE = 0x0300_0000           # RW: writable sections, NOBITS zero-filled
 
-# Code of at most 64 KiB (every loader export seen) goes to one of 1,024 slots chosen by
-# its bytes instead (emu.layout), so objects alternating in one emulator keep their
-# translated code, and objects compiled alike share it.  The last slot ends at
+# Code goes to a slot chosen by its bytes instead (emu.layout), so objects alternating in one
+# emulator keep their translated code, and objects compiled alike share it.  Two classes of
+# slots, laid out in turn from CODE_SLOTS_BASE: 3,072 of 16 KiB (every real export seen has
+# 4-12 KiB of code), then 256 of 64 KiB; an object takes the first class its code (and, if it
+# can, its read-only data) fits.  More, smaller slots make two objects' sharing one by chance,
+# and rewriting each other's code when they alternate, rarer.  The last slot ends at
 # 0x0800_0000: still within CALL26 reach of every stub.
 CODE_SLOTS_BASE = 0x0400_0000
-CODE_SLOT_SIZE = 0x1_0000
-CODE_SLOTS = 1024
+CODE_SLOT_CLASSES = ((0x4000, 3072), (0x1_0000, 256))     # (slot size, slots)
 
 # The read-only data (and GOT) of an object whose code has a slot goes to the read-only
-# slot of the same number when it fits 1 MiB, for the same reason.  The last one ends at
-# 0x5000_0000: within reach of x86-64's 32-bit PC-relative and absolute forms.
+# slot paired with it, 16 times its size, when it fits (256 KiB; 1 MiB), for the same reason:
+# at RODATA_SLOTS_BASE plus 16 times the code slot's offset, so the distance from code to
+# its data depends on the slot only.  The last one ends at 0x5000_0000: within reach of
+# x86-64's 32-bit PC-relative and absolute forms.
 RODATA_SLOTS_BASE = 0x1000_0000
-RODATA_SLOT_SIZE = 0x10_0000
+RODATA_PER_CODE = 16
 
 HOST_BASE = 0x7000_0000           # scratch memory emu writes arguments into (library slots, packed args)
 HOST_SIZE = 0x10_0000
@@ -60,12 +64,29 @@ def page_up(value: int) -> int:
     return (value + PAGE - 1) & ~(PAGE - 1)
 
 
-def code_slot_address(slot: int) -> int:
-    return CODE_SLOTS_BASE + slot * CODE_SLOT_SIZE
+def _laid_out(classes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, int], ...]:
+    table, address = [], CODE_SLOTS_BASE
+    for size, count in classes:
+        table.append((size, count, address))
+        address += size * count
+    return tuple(table)
 
 
-def rodata_slot_address(slot: int) -> int:
-    return RODATA_SLOTS_BASE + slot * RODATA_SLOT_SIZE
+# (slot size, slots, address of the first) of each class of code slots, in the order an object tries them
+CODE_SLOT_TABLE = _laid_out(CODE_SLOT_CLASSES)
+
+
+def code_slot_size(address: int) -> int:
+    """The size of the code slot at `address` (one of CODE_SLOT_TABLE's)."""
+    for size, count, first in CODE_SLOT_TABLE:
+        if first <= address < first + size * count:
+            return size
+    raise ValueError(f"{address:#x} is not a code slot")
+
+
+def rodata_slot_address(code_slot: int) -> int:
+    """The read-only slot paired with the code slot at `code_slot` (RODATA_PER_CODE times its size)."""
+    return RODATA_SLOTS_BASE + (code_slot - CODE_SLOTS_BASE) * RODATA_PER_CODE
 
 
 def stub_address(slot: int) -> int:

@@ -4,7 +4,7 @@ The machine keeps every object's code mapped at a slot chosen by its bytes (emu.
 so that objects alternating in one emulator keep their translated code.  Two objects can
 share a slot; then loading one rewrites the other's code there, and Unicorn must not run
 a translation made from the other's bytes (the machine drops those of the bytes that
-differ); their read-only data shares the read-only slot of the same number.  carveout_25 (one kernel) and
+differ); their read-only data shares the read-only slot paired with it.  carveout_25 (one kernel) and
 two_kernels_carveout_50 (two) differ in their loaders' code: a stale translation would run
 one object's calls for the other.
 """
@@ -21,7 +21,9 @@ from emu.entries import EntrySpec
 from emu.export import describe_export
 from emu.layout import PERM_R, PERM_X
 from emu.image_mapping import changed_ranges
-from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE
+from emu import memory_map
+from emu.memory_map import (CODE_SLOT_TABLE, CODE_SLOTS_BASE, HOST_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE, STUB_BASE,
+                            code_slot_size, rodata_slot_address)
 from emu.objfile import parse_object, read_object_bytes
 from emu.run import run_object
 
@@ -44,7 +46,7 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     copy = tmp_path / "two_kernels_carveout_50.o"
     shutil.copyfile(second, copy)
     raw = read_object_bytes(str(copy), copy.stat().st_size)
-    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: (first_code.address - CODE_SLOTS_BASE) // CODE_SLOT_SIZE)
+    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: (first_code.address, code_slot_size(first_code.address)))
     obj = parse_object(raw, str(copy), "0" * 64)
     image = layout.build_image(obj)
     sites = architecture(obj.arch).cpu.extension_sites(image)
@@ -109,3 +111,49 @@ def test_code_rewrites_flush_unicorns_code_buffer_now_and_then(tmp_path, monkeyp
     assert not flushed and mapping.rewrites == FLUSH_AFTER_REWRITES - 1
     mapping.drop_translations(0x1000, [(0, 64)])
     assert flushed and mapping.rewrites == 0
+
+
+def test_every_slot_and_its_read_only_pair_stay_in_reach_and_apart():
+    """Code slots follow each other from CODE_SLOTS_BASE and end within AArch64 CALL26 reach of every stub
+    (+-128 MiB); each read-only pair starts past the code, ends below the host scratch area and within
+    x86-64's 32-bit reach, and no two pairs overlap."""
+    address = CODE_SLOTS_BASE
+    for size, count, first in CODE_SLOT_TABLE:
+        assert first == address and first % size == 0
+        address += size * count
+        last = first + size * (count - 1)
+        assert code_slot_size(first) == code_slot_size(last) == size
+        assert rodata_slot_address(first) % (size * RODATA_PER_CODE) == 0
+    assert address - STUB_BASE <= 128 << 20
+    rodata_end = rodata_slot_address(address)          # where the last class's last pair ends
+    assert RODATA_SLOTS_BASE == rodata_slot_address(CODE_SLOTS_BASE) and rodata_end <= HOST_BASE <= 1 << 31
+    with pytest.raises(ValueError):
+        code_slot_size(address)
+
+
+def test_code_too_large_for_a_small_slot_takes_a_large_one():
+    """benchmarks' kernels_64 has 40 KiB of code: a 64 KiB slot, its read-only data in the pair."""
+    image, _ = images.load_image(str(Path(__file__).parents[2] / "benchmarks" / "fixtures" / "kernels_64.o"))
+    segments = {s.perms: s for s in image.segments}
+    code = segments[PERM_R | PERM_X]
+    assert 0x4000 < len(code.data) <= 0x1_0000 and code_slot_size(code.address) == 0x1_0000
+    assert segments[PERM_R].address == rodata_slot_address(code.address)
+
+
+def test_read_only_data_too_large_for_a_small_pair_takes_a_large_slot(monkeypatch):
+    """blackwell_fmha has 8 KiB of code and 228 KiB of read-only data: under small slots of 8 KiB (pairs of
+    128 KiB) both go to a large slot; under the 16 KiB ones (256 KiB pairs) both stay small."""
+    path = Path(__file__).parents[1] / "fixtures" / "realworld" / "x86_64" / "blackwell_fmha.o"
+    obj = parse_object(read_object_bytes(str(path), path.stat().st_size), str(path), "0" * 64)
+
+    def slots() -> tuple[int, int]:
+        segments = {s.perms: s for s in layout.build_image(obj).segments}
+        return segments[PERM_R | PERM_X].address, segments[PERM_R].address
+
+    code, rodata = slots()
+    assert code < CODE_SLOT_TABLE[1][2] and rodata == rodata_slot_address(code)
+    table = memory_map._laid_out(((0x2000, 16), (0x1_0000, 4)))
+    monkeypatch.setattr(layout, "CODE_SLOT_TABLE", table)
+    code, rodata = slots()
+    assert table[1][2] <= code < table[1][2] + 4 * 0x1_0000 and code % 0x1_0000 == 0
+    assert rodata == rodata_slot_address(code)

@@ -18,7 +18,7 @@ from emu.cuda.behaviours import BEHAVIOURS
 from emu.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
 from emu.images import load_image
-from emu.memory_map import CODE_SLOT_SIZE, CODE_SLOTS_BASE, RODATA_SLOT_SIZE, RODATA_SLOTS_BASE
+from emu.memory_map import CODE_SLOTS_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE
 from emu.run import run_object
 from tests.fuzz import elf
 
@@ -36,11 +36,11 @@ def _movabs_rax(value: int) -> bytes:
 def _readonly_write(seed: Path) -> bytes:
     """Code that writes to kernels_binary (.lrodata: mapped read-only), wherever the patched object's slots put it.
 
-    The read-only data sits in the slot of the code's number (emu.memory_map), and the slot
+    The read-only data sits in the slot paired with the code's (emu.memory_map), and the slot
     comes from the code's bytes: an address written into the code would move the slots.
     So the code computes it from its own address instead, with bytes that do not depend on it.
     """
-    assert RODATA_SLOT_SIZE == 16 * CODE_SLOT_SIZE and (RODATA_SLOTS_BASE - 16 * CODE_SLOTS_BASE) == -0x3000_0000
+    assert RODATA_PER_CODE == 16 and (RODATA_SLOTS_BASE - 16 * CODE_SLOTS_BASE) == -0x3000_0000
     image, _ = load_image(str(seed))
     code = next(s for s in image.segments if s.perms == 5)
     rodata = next(s for s in image.segments if s.perms == 1)
