@@ -2,6 +2,7 @@
 
     git worktree add ../emu-before <commit>
     python benchmarks/ab_interleaved.py ../emu-before [--arch x86_64] [--rounds 30] [--objects 'carveout_*']
+    python benchmarks/ab_interleaved.py ../emu-before --paths 'tests/fixtures/realworld/*/*.o'
 
 Both checkouts' `emu` packages are imported side by side (as emu_this and emu_other, through
 symlinks in a temporary folder: emu's own imports are all relative), each with its own
@@ -9,7 +10,8 @@ Unicorn emulators, and every fixture runs on one side then the other, timed in t
 CPU time.  This machine's speed drifts by 2x from minute to minute and other work shares its
 2 cores; alternating processes (ab.py) still left per-round ratios from 0.8 to 1.1, where
 alternating single runs in one process gives the same ratio to about 2% run after run.
-Reports the median and the 10th percentile of each side.  A comparison, not a benchmark.
+Reports the median, the 10th percentile and the total of each side (the total is what a
+matrix pays: a few slow objects move it and not the median).  A comparison, not a benchmark.
 Checkouts older than the one where a run stopped reading its device profiles through
 importlib.resources("emu...") cannot be loaded under another name: compare with those
 through ab.py.
@@ -57,12 +59,15 @@ def main() -> int:
     parser.add_argument("--arch", default="x86_64", help="fixture folder under tests/fixtures/cutlass-dsl-4.8.0")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--objects", default="*", help="a glob of fixture names (without .o)")
+    parser.add_argument("--paths", help="a glob of objects relative to the repository, in place of --arch and --objects")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="emu-ab-")
     os.environ["EMU_CACHE_DIR"] = "off"        # no store: the two sides may write different formats
-    paths = sorted(glob.glob(os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0", args.arch, f"{args.objects}.o")))
+    pattern = (os.path.join(HERE, args.paths) if args.paths else
+               os.path.join(HERE, "tests", "fixtures", "cutlass-dsl-4.8.0", args.arch, f"{args.objects}.o"))
+    paths = sorted(glob.glob(pattern))
     if not paths:
-        raise SystemExit(f"ab_interleaved: no fixture matches {args.arch}/{args.objects}.o")
+        raise SystemExit(f"ab_interleaved: no object matches {pattern}")
     sides = {"this": load_side("emu_this", HERE, folder, paths),
              "other": load_side("emu_other", os.path.abspath(args.other), folder, paths)}
     times: dict[str, list[int]] = {side: [] for side in sides}
@@ -73,11 +78,12 @@ def main() -> int:
                 start = clock()
                 run_object(path, entries=entries)
                 times[side].append(clock() - start)
-    figures = {side: (statistics.median(t) / 1e3, sorted(t)[len(t) // 10] / 1e3) for side, t in times.items()}
-    for side, (median, p10) in figures.items():
-        print(f"{side:5} median {median:.1f} us, 10th percentile {p10:.1f} us")
-    print(f"this/other: median {figures['this'][0] / figures['other'][0]:.3f}, "
-          f"10th percentile {figures['this'][1] / figures['other'][1]:.3f} ({len(paths)} objects x {args.rounds} rounds, {args.arch})")
+    figures = {side: (statistics.median(t) / 1e3, sorted(t)[len(t) // 10] / 1e3, sum(t) / 1e6) for side, t in times.items()}
+    for side, (median, p10, total) in figures.items():
+        print(f"{side:5} median {median:.1f} us, 10th percentile {p10:.1f} us, total {total:.1f} ms")
+    this, other = figures["this"], figures["other"]
+    print(f"this/other: median {this[0] / other[0]:.3f}, 10th percentile {this[1] / other[1]:.3f}, total {this[2] / other[2]:.3f} "
+          f"({len(paths)} objects x {args.rounds} rounds, {args.paths or args.arch})")
     return 0
 
 
