@@ -250,6 +250,35 @@ def hook_code_direct(uc: Uc, callback, begin: int, end: int) -> int:
     return handle.value
 
 
+# libunicorn 2.1.4 lays a hook out as `struct hook` (include/uc_priv.h): five ints and a bool, then the
+# two uint64 bounds a code hook fires within.  emu.site_hooks moves hooks by writing their bounds (it says
+# when that is sound); `hook_bounds_movable` checks this layout on the loaded library first.
+_HOOK_BOUNDS_OFFSET = 24
+_BOUNDS = ctypes.c_uint64 * 2
+_NO_CALLBACK = _HOOK_CODE(lambda *_: None)
+
+
+def set_hook_bounds(handle: int, begin: int, end: int) -> None:
+    """Make the hook `handle` (from hook_code_direct) fire within [begin, end] from now on."""
+    bounds = _BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET)
+    bounds[0], bounds[1] = begin, end
+
+
+def hook_bounds(handle: int) -> tuple[int, int]:
+    """The [begin, end] the hook `handle` fires within now (as set_hook_bounds left them)."""
+    return tuple(_BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET))
+
+
+def hook_bounds_movable(uc: Uc) -> bool:
+    """Whether this libunicorn keeps a hook's bounds where set_hook_bounds writes them: a hook made with
+    known bounds reads them back there."""
+    probe = hook_code_direct(uc, _NO_CALLBACK, 0x5EED_0000_1000, 0x5EED_0000_1001)
+    try:
+        return hook_bounds(probe) == (0x5EED_0000_1000, 0x5EED_0000_1001)
+    finally:
+        uc.hook_del(probe)
+
+
 class WideRegisterBatch:
     """A fixed list of vector registers read and written with one batch call, as one contiguous buffer.
 

@@ -23,6 +23,7 @@ from .arch.base import Architecture, CpuExtension
 from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
 from .fast_uc import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .image_mapping import ImageMapping
+from .site_hooks import SiteHooks
 from .layout import PERM_X, Image, Segment
 from .memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
                          STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT,
@@ -103,7 +104,7 @@ class Machine:
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._frame_args = arch.convention.frame_args
         self.mapping = ImageMapping(uc)
-        self._site_hooks: tuple[int, bytes, list[int]] | None = None   # hooked code: (address, bytes, hook handles)
+        self._sites_for: tuple[int | None, bytes] | None = None   # the code (address, bytes) whose sites are hooked
         self._deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
@@ -114,7 +115,7 @@ class Machine:
         self.extension: CpuExtension | None = cpu.create_extension(uc)
         if self.extension is not None:
             uc.hook_add(UC_HOOK_INSN_INVALID, self._on_invalid)
-            self._site_callback = code_hook_callback(self._on_site_entry)    # one C callback for every site hook
+            self.site_hooks = SiteHooks(uc, code_hook_callback(self._on_site_entry))    # one C callback for every site
 
     def _on_invalid(self, _uc, _user_data) -> bool:
         return self.extension.on_invalid_instruction()
@@ -149,30 +150,29 @@ class Machine:
     def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
 
-        Only the loaded object's sites are hooked.  Unicorn walks its whole list of code
-        hooks for every hooked instruction, and for every instruction once the budget's
-        counter is on, so hooks kept for every object a process has seen would slow every
-        later run.  Deleting a hook drops only the translated blocks it was used in.
+        Only the loaded object's sites are hooked (emu.site_hooks says why, and how the
+        hooks move from object to object).
         """
         address, data = (code.address, code.data) if code is not None else (None, b"")
-        hooked = self._site_hooks
-        if hooked is not None and hooked[0] == address and hooked[1] == data:
+        if self._sites_for == (address, data):
             return
-        for handle in hooked[2] if hooked is not None else ():
-            self.uc.hook_del(handle)
-        self._site_hooks = None
-        if code is None:
-            return
+        self._sites_for = (address, data)
         if self.extension is None:
             return                       # an architecture without an extension has no sites to hand it
-        self.extension.code_changed(address, data)
-        sites = image.extras.get("vector_sites") or ()
-        self._site_hooks = (address, data, [hook_code_direct(self.uc, self._site_callback, site, site) for site in sites])
+        if code is not None:
+            self.extension.code_changed(address, data)
+        self.site_hooks.aim((image.extras.get("vector_sites") or ()) if code is not None else ())
 
     # -- calls ----------------------------------------------------------------------
     def call(self, function: int, args: list[int], budget: int = DEFAULT_BUDGET,
              timeout_s: float = DEFAULT_TIMEOUT_S) -> CallOutcome:
-        """Run `function(*args)` from a fresh stack until it returns to the sentinel."""
+        """Run `function(*args)` from a fresh stack until it returns to the sentinel.
+
+        The budget is at least 1: a run that does not count its instructions would leave
+        blocks without the hook check that emu.site_hooks relies on.
+        """
+        if budget < 1:
+            raise ValueError(f"an instruction budget is at least 1, not {budget}")
         self._fault = None
         self._memory_fault = None
         self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
