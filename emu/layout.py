@@ -16,9 +16,9 @@ from itertools import compress
 
 from .arch import architecture
 from .errors import ObjectFormatError
-from .memory_map import (CODE_BASE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, PAGE, RODATA_BASE, RODATA_PER_CODE,
-                         STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, CODE_SLOT_TABLE, page_up,
-                         rodata_slot_address, stub_address)
+from .memory_map import (CODE_BASE, CODE_SLOT_TABLE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, PAGE, RODATA_BASE,
+                         RODATA_PER_CODE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, page_up, rodata_slot_address,
+                         stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import RelocationPlan, relocate
@@ -197,11 +197,10 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list
     translations.  The slot comes from the code as compiled, its relocations and where
     each symbol they name sits in its class of sections (and the GOT, when they use
     one), so it is the same in every process (and in the persistent image store), and
-    exports compiled alike (one DSL release, kernels of one shape)
-    share a slot, where their relocated code is the same bytes: a new object reuses what
-    Unicorn translated for the last.  Two objects with different code in one slot still
-    run correctly (the machine drops the translations of the bytes that differ).  The
-    class is the first whose slots hold the code (its size and its sections' alignment)
+    exports compiled alike (one DSL release, kernels of one shape) share a slot, where
+    their relocated code is the same bytes: a new object reuses what Unicorn translated
+    for the last.  Two objects with different code in one slot still run correctly (the
+    machine drops the translations of the bytes that differ).  The class is the first whose slots hold the code (its size and its sections' alignment)
     and the read-only data with the GOT (`got_size` bytes), else the first that holds the
     code (its read-only data then goes to the fixed region, see _region_base).
     """

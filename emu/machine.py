@@ -23,11 +23,11 @@ from .arch.base import Architecture, CpuExtension
 from .entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
 from .fast_uc import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .image_mapping import ImageMapping
-from .site_hooks import SiteHooks
 from .layout import PERM_X, Image, Segment
 from .memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL, STACK_BASE,
                          STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN, STUB_SIZE, STUB_SLOT,
                          stub_address)
+from .site_hooks import SiteHooks
 from .stubs import StubDispatcher, StubFailure, slot_plans
 from .records import Fault
 

@@ -60,3 +60,13 @@ def test_the_layout_check_reads_back_what_a_hook_was_made_with():
     assert hook_bounds_movable(uc)
     handle = hook_code_direct(uc, code_hook_callback(lambda *_: None), 0x1234, 0x5678)
     assert hook_bounds(handle) == (0x1234, 0x5678)
+
+
+def test_a_machine_never_runs_without_counting():
+    """A budget below 1 would turn Unicorn's counter off, and blocks translated then lack the hook check the
+    moved hooks rely on: Machine.call refuses it before running anything."""
+    from emu.arch import architecture
+    from emu.machine import machine_for
+    machine = machine_for(architecture("x86_64"))
+    with pytest.raises(ValueError, match="at least 1"):
+        machine.call(0x1000, [], budget=0)
