@@ -6,7 +6,8 @@ Prints times and ratios (medians; this is a noisy 2-core machine) for:
   1. in-process cost per object (parse, lay out, relocate, map, run cuda_load and
      cuda_load_to_device, record): cold (never seen: LIEF parse, no stores) and warm
      (the image already parsed), median over every committed 4.8.0 fixture, and over
-     the real-world exports when tests/fixtures/realworld holds them;
+     the real-world exports when tests/fixtures/realworld holds them; and the mean of
+     the warm runs (the objects run in turn: what a matrix pays);
   2. whole-process `python -m emu run` of a one-object scenario (cuda_init, cuda_load,
      cuda_load_to_device, launch; image store warm) against `cc -O0 recorder.c object.o
      && ./a.out` on the same object (tests/fixtures/recorder.py's harness), and against
@@ -79,7 +80,9 @@ def per_object(paths: list[str], repeat: int) -> dict:
     for path in paths:
         run_warm(path)
     warm = [run_warm(p) for _ in range(repeat) for p in paths]
-    return {"objects": len(paths), "cold_ms": statistics.median(cold) * 1e3, "warm_ms": statistics.median(warm) * 1e3}
+    # the mean beside the median: what a matrix running the objects in turn pays, slow objects included
+    return {"objects": len(paths), "cold_ms": statistics.median(cold) * 1e3, "warm_ms": statistics.median(warm) * 1e3,
+            "warm_mean_ms": statistics.fmean(warm) * 1e3}
 
 
 def thousand(paths: list[str]) -> dict:
@@ -276,6 +279,7 @@ def report(f: dict) -> None:
             target = TARGETS[key]
             line(f"in-process per {label}object, {what} ({figures['objects']})", f"{figures[key]:.3f} ms",
                  f"{figures[key] / target:.2f}x target {target} ms", verdict(figures[key] <= target))
+        line("  the mean of the same already-parsed runs, in turn", f"{figures['warm_mean_ms']:.3f} ms")
     floors(f["floors"], line)
     cc = w.get("cc_link_run_s")
     if cc:
