@@ -17,8 +17,8 @@ from itertools import compress
 from .arch import architecture
 from .errors import ObjectFormatError
 from .memory_map import (CODE_BASE, CODE_SLOT_TABLE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, PAGE, RODATA_BASE,
-                         RODATA_PER_CODE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, page_up, rodata_slot_address,
-                         stub_address)
+                         RODATA_PER_CODE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_size, page_up,
+                         rodata_slot_address, stub_address)
 from .objfile import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC,
                       STT_SECTION, ObjectFile)
 from .relocation import RelocationPlan, relocate
@@ -188,8 +188,8 @@ def _offsets(sections) -> list[int]:
 
 
 def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list[int]], words: list,
-               uses_got: bool, got_size: int) -> tuple[int, int] | None:
-    """(address, size) of the slot of an object whose code fits one, chosen by what its relocated code is made of;
+               uses_got: bool, got_size: int) -> int | None:
+    """The address of the slot of an object whose code fits one, chosen by what its relocated code is made of;
     None for larger code.
 
     Unicorn keeps translated code per address: objects whose code lives at different
@@ -200,9 +200,10 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list
     exports compiled alike (one DSL release, kernels of one shape) share a slot, where
     their relocated code is the same bytes: a new object reuses what Unicorn translated
     for the last.  Two objects with different code in one slot still run correctly (the
-    machine drops the translations of the bytes that differ).  The class is the first whose slots hold the code (its size and its sections' alignment)
-    and the read-only data with the GOT (`got_size` bytes), else the first that holds the
-    code (its read-only data then goes to the fixed region, see _region_base).
+    machine drops the translations of the bytes that differ).  The class is the first whose
+    slots hold the code (its size and its sections' alignment) and the read-only data with
+    the GOT (`got_size` bytes), else the first that holds the code (its read-only data then
+    goes to the fixed region, see _region_base).
     """
     code = groups[PERM_R | PERM_X]
     if not code:
@@ -231,10 +232,10 @@ def _code_slot(obj: ObjectFile, groups: dict[int, list], offsets: dict[int, list
             symbol = symbols[index]
             places += [*placed.get(symbol.shndx, (0, 0)), symbol.value]
     places += placed.get(-1, ())
-    return first + size * (zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % count), size
+    return first + size * (zlib.crc32(struct.pack(f"<{len(places)}Q", *places), shape) % count)
 
 
-def _region_base(perms: int, extent: int, slot: tuple[int, int] | None, extra: int) -> int:
+def _region_base(perms: int, extent: int, slot: int | None, extra: int) -> int:
     """Where a permission class starts: the object's slot for its code and read-only data, else the fixed region.
 
     Read-only data (`extent` bytes laid out, and the GOT, `extra` bytes) goes to the read-only slot paired
@@ -244,11 +245,10 @@ def _region_base(perms: int, extent: int, slot: tuple[int, int] | None, extra: i
     still get the same relocated code.
     """
     if slot is not None:
-        address, size = slot
         if perms == PERM_R | PERM_X:
-            return address
-        if perms == PERM_R and extent + extra <= size * RODATA_PER_CODE:
-            return rodata_slot_address(address)
+            return slot
+        if perms == PERM_R and extent + extra <= code_slot_size(slot) * RODATA_PER_CODE:
+            return rodata_slot_address(slot)
     return REGION_BASE[perms]
 
 

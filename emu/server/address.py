@@ -7,8 +7,8 @@ symlink): `$EMU_SERVER_DIR`, else `$XDG_RUNTIME_DIR/emu-server`, else `$TMPDIR` 
 The compatibility key says what a fresh process would have run: the interpreter and its
 flags, the module search path and each of its folders' modification time (installing,
 upgrading or removing a library changes it), the environment variables read while
-importing, every file of emu's two packages (name, size, modification time), and the text-encoding locale
-(what `open()` without an encoding uses).  A client uses a server only
+importing, every file of emu's two packages (name, size, modification time), and the
+text-encoding locale (what `open()` without an encoding uses).  A client uses a server only
 when both keys are equal, so a server started from other sources or another Python is not
 used.  Standard library only: the client computes this before importing anything heavy.
 """

@@ -46,7 +46,7 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     copy = tmp_path / "two_kernels_carveout_50.o"
     shutil.copyfile(second, copy)
     raw = read_object_bytes(str(copy), copy.stat().st_size)
-    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: (first_code.address, code_slot_size(first_code.address)))
+    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: first_code.address)
     obj = parse_object(raw, str(copy), "0" * 64)
     image = layout.build_image(obj)
     sites = architecture(obj.arch).cpu.extension_sites(image)
