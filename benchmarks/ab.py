@@ -31,8 +31,8 @@ clock = getattr(time, clock_name)
 sys.path.insert(0, root)
 os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-ab-store-")
 from emu import image_store, images
-from emu.entries import EntrySpec
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.run.session import run_object
 image_store.save = lambda *a, **k: None
 entries = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
 paths = sorted(p for pattern in patterns.split(",") for p in glob.glob(os.path.join(fixtures, pattern, "*.o")))

@@ -4,7 +4,7 @@
     python benchmarks/ab_check.py ../emu-before [--rounds 7]
 
 For each side in turn, each round: a fresh process that checks one object and then, timed, the
-other 35 of the 4.8.0 fixtures (x86_64 and aarch64) with `emu.loader_check.check_objects`
+other 35 of the 4.8.0 fixtures (x86_64 and aarch64) with `emu.commands.check.check_objects`
 (the in-process first pass: store read, mapping, translation, run, comparison; in the CPU time of
 the measuring thread), and the
 `python -m emu check DIR` processes of bench.py (one object, then all 36; no server), whose

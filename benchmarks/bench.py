@@ -43,9 +43,9 @@ sys.path.insert(0, ROOT)
 
 from floors import in_process_floors  # noqa: E402
 from harness import FIRST_PASS_CHECK, FIXTURES, check_dirs, fixture_paths, process_env, timed_run  # noqa: E402
-from emu import images  # noqa: E402
-from emu.entries import EntrySpec  # noqa: E402
-from emu.run import run_object  # noqa: E402
+from emu.cache import loaded as images  # noqa: E402
+from emu.dsl.entries import EntrySpec  # noqa: E402
+from emu.run.session import run_object  # noqa: E402
 
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
 REALWORLD = os.path.join(ROOT, "tests", "fixtures", "realworld")
@@ -98,7 +98,7 @@ def thousand(paths: list[str]) -> dict:
     from pydantic_core import to_json
     runs = [run_object(paths[i % len(paths)], entries=LOADERS) for i in range(1000)]
     start = time.perf_counter()
-    to_json([run.model_dump(mode="json") for run in runs], indent=1)         # what `trace --json` prints (emu.cli)
+    to_json([run.model_dump(mode="json") for run in runs], indent=1)         # what `trace --json` prints (emu.commands.cli)
     return {"total_s": total, "rss_growth_mib": growth, "json_s": time.perf_counter() - start}
 
 
@@ -233,7 +233,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-bench-store-")   # the subprocess runs use it
-    from emu import image_store
+    from emu.cache import image_store
     paths = fixture_paths()
 
     realworld = sorted(glob.glob(os.path.join(REALWORLD, "*", "*.o")))
@@ -304,7 +304,7 @@ def report(f: dict) -> None:
          f"{c['first_pass_ms'] / TARGETS['check_per_object_ms']:.2f}x target 0.3 ms")
     line("1,000 object runs in one process", f"{t['total_s']:.3f} s", f"{t['total_s']:.2f}x target 1 s", verdict(t['total_s'] <= 1.0))
     line("  resident memory growth over them", f"{t['rss_growth_mib']:.2f} MiB", "target < 10 MiB", verdict(t['rss_growth_mib'] < 10))
-    line("  their --json output (model_dump + to_json, as emu.cli)", f"{t['json_s']:.3f} s", f"{t['json_s'] / t['total_s']:.2f}x the runs, target 1x",
+    line("  their --json output (model_dump + to_json, as emu.commands.cli)", f"{t['json_s']:.3f} s", f"{t['json_s'] / t['total_s']:.2f}x the runs, target 1x",
          verdict(t['json_s'] <= t['total_s']))
     line("64 kernels vs 1, warm", f"{k['kernels_64_warm_ms']:.2f} / {k['kernels_1_warm_ms']:.2f} ms",
          f"{k['kernels_64_warm_ms'] / k['kernels_1_warm_ms']:.1f}x ({(k['kernels_64_warm_ms'] - k['kernels_1_warm_ms']) / 63:.3f} ms/kernel)")

@@ -20,9 +20,9 @@ import time
 import lief
 
 from emu.arch import architecture
-from emu.layout import PERM_X
-from emu.machine import Machine, machine_for
-from emu.run import run_object
+from emu.binary.elf.relocatable import PERM_X
+from emu.emulator.machine import Machine, machine_for
+from emu.run.session import run_object
 
 
 _IDLE_CALLS = [0]
@@ -35,7 +35,7 @@ def _idle_stub(machine: Machine, _frame) -> None:
 
 def _forget_code(path: str) -> None:
     """Drop Unicorn's translations of the object's code, as a never-seen object's run finds it."""
-    from emu import images
+    from emu.cache import loaded as images
     image, _ = images.load_image(path)
     uc = machine_for(architecture(image.obj.arch)).uc
     for segment in image.segments:

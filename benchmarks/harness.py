@@ -46,12 +46,12 @@ def check_dirs(paths: list[str], folder: str) -> tuple[str, str]:
 
 
 # `python -c FIRST_PASS_CHECK DIR`: check DIR's first object, then, timed in the CPU time of the measuring
-# thread, the others with emu.loader_check.check_objects; prints ms per object past the first.  The
+# thread, the others with emu.commands.check.check_objects; prints ms per object past the first.  The
 # in-process first pass (store read, mapping, translation, run, comparison) without the two whole
 # processes whose difference the process figure is, and which swings by more than the figure itself.
 FIRST_PASS_CHECK = r"""
 import glob, sys, time
-from emu.loader_check import check_objects
+from emu.commands.check import check_objects
 paths = sorted(glob.glob(sys.argv[1] + "/*.o"))
 check_objects(paths[:1])
 start = time.thread_time(); check_objects(paths[1:]); elapsed = time.thread_time() - start

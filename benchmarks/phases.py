@@ -1,6 +1,6 @@
 """Where a never-seen object's time goes before its run: read, hash, store read, parse, layout, scan, export.
 
-`python benchmarks/phases.py [--repeat N]` times each phase of `emu.images.load_image` on its own,
+`python benchmarks/phases.py [--repeat N]` times each phase of `emu.cache.loaded.load_image` on its own,
 then a warm run of the same object for scale, over the 36 fixtures bench.py uses (medians, in us).
 The store read is a hit: the first round fills a temporary store and is not counted.
 """
@@ -20,12 +20,12 @@ os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-phases-store-")
 
 from bench import LOADERS  # noqa: E402
 from harness import fixture_paths  # noqa: E402
-from emu import image_store  # noqa: E402
+from emu.cache import image_store  # noqa: E402
 from emu.arch import architecture  # noqa: E402
-from emu.export import describe_export  # noqa: E402
-from emu.layout import build_image  # noqa: E402
-from emu.objfile import parse_object, read_object_bytes  # noqa: E402
-from emu.run import run_object  # noqa: E402
+from emu.dsl.exports import describe_export  # noqa: E402
+from emu.binary.elf.relocatable import build_image  # noqa: E402
+from emu.binary.elf.reader import parse_object, read_object_bytes  # noqa: E402
+from emu.run.session import run_object  # noqa: E402
 
 PHASES = ("read", "sha256", "store read", "parse", "layout + relocation", "vector scan", "export", "warm run")
 

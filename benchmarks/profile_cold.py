@@ -2,7 +2,7 @@
 
     python benchmarks/profile_cold.py [--repeat N] [--arch x86_64|aarch64|native]
 
-Runs the steps `emu.images.load_image` and `emu.run.run_object` take for an object the
+Runs the steps `emu.cache.loaded.load_image` and `emu.run.session.run_object` take for an object the
 process has not parsed (stat, read, hash, store lookup, parse, layout and relocation,
 vector-site scan, export description, then the first run of the new image) and prints
 the median of each over the committed 4.8.0 fixtures.  The image store is pointed at an
@@ -24,11 +24,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-profile-store-")
 
-from emu import image_store, images, layout, objfile  # noqa: E402
+from emu.cache import image_store
+from emu.cache import loaded as images
+from emu.binary.elf import relocatable as layout
+from emu.binary.elf import reader as objfile  # noqa: E402
 from emu.arch import architecture  # noqa: E402
-from emu.entries import EntrySpec  # noqa: E402
-from emu.export import describe_export  # noqa: E402
-from emu.run import run_object  # noqa: E402
+from emu.dsl.entries import EntrySpec  # noqa: E402
+from emu.dsl.exports import describe_export  # noqa: E402
+from emu.run.session import run_object  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0")
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]

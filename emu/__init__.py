@@ -13,10 +13,10 @@ from .errors import BadInput, BuildError, DslNotInstalled, EmuError, ObjectForma
 if TYPE_CHECKING:
     from .api import check, inspect, run_scenario, run_scenarios, trace
     from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec
-    from .inspection import InspectResult as Inspection
-    from .loader_check import CheckResult
-    from .records import ObjectRun
+    from .dsl.entries import EntrySpec
+    from .commands.inspect import InspectResult as Inspection
+    from .commands.check import CheckResult
+    from .run.trace import ObjectRun
     from .scenario.runner import ScenarioResult
 
 __version__ = "0.1.0"
@@ -28,9 +28,9 @@ __all__ = ["trace", "inspect", "check", "run_scenario", "run_scenarios",
 # `python -m emu` does first, server or not) should not pay for typing or pydantic.
 _LAZY = {"trace": ("api", "trace"), "inspect": ("api", "inspect"), "check": ("api", "check"),
            "run_scenario": ("api", "run_scenario"), "run_scenarios": ("api", "run_scenarios"),
-           "ObjectRun": ("records", "ObjectRun"), "Inspection": ("inspection", "InspectResult"),
-           "CheckResult": ("loader_check", "CheckResult"), "ScenarioResult": ("scenario.runner", "ScenarioResult"),
-           "RuntimeConfig": ("cuda.config", "RuntimeConfig"), "EntrySpec": ("entries", "EntrySpec")}
+           "ObjectRun": ("run.trace", "ObjectRun"), "Inspection": ("commands.inspect", "InspectResult"),
+           "CheckResult": ("commands.check", "CheckResult"), "ScenarioResult": ("scenario.runner", "ScenarioResult"),
+           "RuntimeConfig": ("cuda.config", "RuntimeConfig"), "EntrySpec": ("dsl.entries", "EntrySpec")}
 
 
 def __getattr__(name: str):

@@ -17,13 +17,13 @@ if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and "pydan
 # until then); without one, or with EMU_NO_SERVER=1, the command runs here.
 from .server.client import run_served  # noqa: E402
 
-# Either way the process ends as CPython ends one, less the teardown of every module (emu.finish).
-from .finish import end_process  # noqa: E402
+# Either way the process ends as CPython ends one, less the teardown of every module (emu.commands.process_end).
+from .commands.process_end import end_process  # noqa: E402
 
 served = run_served(sys.argv[1:])
 if served is not None:
     end_process(served)
 
-from .cli import main  # noqa: E402
+from .commands.cli import main  # noqa: E402
 
 end_process(main())

@@ -16,10 +16,10 @@ from .errors import ScenarioError
 
 if TYPE_CHECKING:
     from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec
-    from .inspection import InspectResult as Inspection
-    from .loader_check import CheckResult
-    from .records import ObjectRun
+    from .dsl.entries import EntrySpec
+    from .commands.inspect import InspectResult as Inspection
+    from .commands.check import CheckResult
+    from .run.trace import ObjectRun
     from .scenario.runner import ScenarioResult
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -37,8 +37,8 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
     """
     from .cuda.config import RuntimeConfig
-    from .entries import EntrySpec, loaders_for_devices
-    from .run import run_object
+    from .dsl.entries import EntrySpec, loaders_for_devices
+    from .run.session import run_object
     from .cuda.profile import load_profile
 
     config = _model(RuntimeConfig, runtime, "runtime")
@@ -55,7 +55,7 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
 
 def inspect(path: PathLike) -> "Inspection":
     """What an export holds, read without running it (`python -m emu inspect --json`)."""
-    from .inspection import inspect_object
+    from .commands.inspect import inspect_object
     return inspect_object(os.fspath(path))
 
 
@@ -64,7 +64,7 @@ def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None) -
 
     `paths` is one object or folder, or several; a folder is searched for `*.o`.
     """
-    from .loader_check import check_objects, find_objects
+    from .commands.check import check_objects, find_objects
     listed = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
     objects, _ = find_objects(listed)
     return check_objects(objects, devices)

@@ -58,4 +58,4 @@ class DslNotInstalled(BuildError):
 
 class StubFailure(Exception):
     """A stub could not do its job (an unreadable argument, an unwritable out-pointer): the entry stops with a
-    `stub_error` fault, or with the fault kind the exception names (emu.libc's exit and abort)."""
+    `stub_error` fault, or with the fault kind the exception names (emu.stubs.libc's exit and abort)."""

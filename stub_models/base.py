@@ -25,7 +25,7 @@ class C:
     kind:    the C type class of the raw argument.
     enum:    for integer parameters that are CUDA enums, the IntEnum whose names the trace shows.
     pointee: for `out` parameters, the type the callee writes through the pointer.
-    struct:  for `struct` parameters, the name of the decoder (see emu.structs).
+    struct:  for `struct` parameters, the name of the decoder (see emu.stubs.cuda_structs).
     """
 
     kind: Kind

@@ -5,7 +5,7 @@
     Size    size_t                   Ptr   pointer not dereferenced by the stub
     CString const char * (read up to its NUL)
     Out(p)  pointer the callee writes one scalar or handle of type p through
-    Struct(n) pointer to a C struct decoded by emu.structs' decoder n (when emu has one)
+    Struct(n) pointer to a C struct decoded by emu.stubs.cuda_structs' decoder n (when emu has one)
     Enum(E) / UEnum(E) an int / unsigned int holding a value of the IntEnum E
 """
 # No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
@@ -31,7 +31,7 @@ def Out(pointee: str):
 
 
 def Struct(name: str):
-    """A pointer to the C struct `name` (decoded when emu.structs has a decoder of that name)."""
+    """A pointer to the C struct `name` (decoded when emu.stubs.cuda_structs has a decoder of that name)."""
     return Annotated[int, C("struct", struct=name)]
 
 

@@ -3,9 +3,9 @@
 The DSL's host code reaches libc for its diagnostics (the insufficient-shared-memory
 warning is a `printf`) and, in general C host code, for memory and string helpers and
 for ending the process.  Each model is a function's fixed parameters in prototype order;
-`varargs` marks a variadic one, whose further arguments emu.libc reads by the calling
+`varargs` marks a variadic one, whose further arguments emu.stubs.libc reads by the calling
 convention as its format asks.  `stub_models.LIBC_REGISTRY` lists each symbol with its model
-(`LIBC_MODELS` here is every one of them, in the same order); emu's stub table (emu.stubs) looks a
+(`LIBC_MODELS` here is every one of them, in the same order); emu's stub table (emu.stubs.dispatch) looks a
 symbol up in `stub_models.LIBC_CATALOGUE` before the CUDA catalogue, which imports this module only
 for an object that calls the C library (few exports do).
 """

@@ -138,7 +138,7 @@ class CliResult:
 
 def run_cli(*args: str) -> CliResult:
     """Run `python -m emu ARGS` in-process, capturing stdout and stderr."""
-    from emu.cli import main
+    from emu.commands.cli import main
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = main(list(args))

@@ -12,7 +12,7 @@ from typing import Callable, Protocol
 
 from unicorn import Uc
 
-from ..relocation import Recipe
+from ..binary.relocation import Recipe
 
 
 class CallingConvention(Protocol):
@@ -85,7 +85,7 @@ class Cpu(Protocol):
         """A stub slot at `address`: its own address into the scratch register, then a jump to `target`."""
 
     def stub_entry_code(self, address: int, frame: int, result: int) -> tuple[bytes, int]:
-        """The shared entry path at `address` (emu.memory_map) and the offset of its hooked instruction."""
+        """The shared entry path at `address` (emu.binary.memory_map) and the offset of its hooked instruction."""
 
     def create(self) -> Uc:
         """A new emulator with whatever the loaders need enabled (FP/SIMD)."""

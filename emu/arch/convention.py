@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from unicorn import Uc
 
-from ..fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
-from ..memory_map import FRAME_SP
+from ..emulator.unicorn_c import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
+from ..binary.memory_map import FRAME_SP
 
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -31,7 +31,7 @@ class RegisterConvention:
         object.__setattr__(self, "_exit_state", RegisterBatch((self.program_counter, self.return_reg)))
 
     def frame_args(self, words: tuple[int, ...], count: int, uc: Uc) -> tuple[int, ...]:
-        """The first `count` integer arguments of a stub call, from its frame (emu.memory_map):
+        """The first `count` integer arguments of a stub call, from its frame (emu.binary.memory_map):
         the registers the entry path stored, then the stack slots above the saved stack pointer."""
         regs = len(self.arg_regs)
         if count <= regs:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..model import empty_list
+from ..support.model import empty_list
 
 Host = Literal["x86_64", "aarch64", "native"]
 

@@ -5,7 +5,7 @@
 - `behaviours/`: what each wrapper does, one module per area (device, library, attributes, launch,
   resources) and one table, `BEHAVIOURS`, from symbol to behaviour.
 - `loading.py`: which image of the export's fatbin a device runs, as the driver picks it;
-  `kernel_attributes.py`: a loaded kernel's attributes from its cubin (emu/cubin.py);
+  `kernel_attributes.py`: a loaded kernel's attributes from its cubin (emu/gpu_binary/cubin.py);
   `launch_checks.py`: the driver's launch checks; `occupancy.py`: the occupancy calculation;
   `kernel_images.py`: what `inspect` shows of each kernel.
 - `profile.py`, `profiles/`: device profiles (h200 measured and rebuilt by `profiles/build.py`;

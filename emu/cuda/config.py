@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stub_models.enums import CudaError, DeviceAttribute, FuncAttribute, enum_value
 
-from ..model import empty_list
+from ..support.model import empty_list
 
 
 class InjectedError(BaseModel):

@@ -1,6 +1,6 @@
 """A loaded kernel's CUfunction_attribute values on a device, derived the way the driver does.
 
-From the cubin (emu/cubin.py) and the device profile:
+From the cubin (emu/gpu_binary/cubin.py) and the device profile:
 - NUM_REGS: the cubin's register count.
 - MAX_THREADS_PER_BLOCK: the device's limit, lowered by `.maxntid` and by registers: a warp's
   registers are allocated in units of `register_allocation_unit` (256 = 8 per thread) from one

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from stub_models.enums import FuncAttribute
 
-from ..cubin import CubinKernel
-from ..model import Model
+from ..gpu_binary.cubin import CubinKernel
+from ..support.model import Model
 from .kernel_attributes import kernel_attributes
 from .loading import decode_library, load_verdict, profiles_running
 from .profile import PROFILES, load_profile

@@ -13,8 +13,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from ..cubin import CubinInfo, CubinKernel, parse_cubin
-from ..fatbin import FatbinEntry, FatbinError, entry_payload, parse_fatbin
+from ..gpu_binary.cubin import CubinInfo, CubinKernel, parse_cubin
+from ..gpu_binary.fatbin import FatbinEntry, FatbinError, entry_payload, parse_fatbin
 from .profile import PROFILES, DeviceProfile, load_profile
 
 BINARY_SYMBOL = "kernels_binary"

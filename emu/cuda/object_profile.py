@@ -5,7 +5,7 @@ what loading reads from the cubins, so loading must not import the image loader 
 """
 from __future__ import annotations
 
-from ..images import load_image
+from ..cache.loaded import load_image
 from .loading import library_image, profiles_running
 from .profile import PROFILES
 

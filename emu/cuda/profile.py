@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stub_models.enums import DeviceAttribute
 
-from ..model import empty_list
+from ..support.model import empty_list
 
 PROFILES = ("h200", "a100", "b200")
 

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribute, FuncAttribute
 
-from ..hotpath import build_record
-from ..model import Model, empty_list
+from ..support.hotpath import build_record
+from ..support.model import Model, empty_list
 
 from .config import RuntimeConfig
 from .kernel_attributes import KernelAttributes, kernel_attributes

@@ -50,7 +50,7 @@ def facts_name(label: str) -> str:
 def kernel_slot_names(path: Path) -> list[str]:
     """The kernels an export names: its kernel handle slots, in symbol order (`kernels_kernel_<name>`
     since 4.4, `kernel_<name>` data symbols in 4.3)."""
-    from ..objfile import load_object
+    from ..binary.elf.reader import load_object
     names = [s.name.removeprefix("kernels_") for s in load_object(path).symbols
              if s.name.startswith("kernels_kernel_") or (s.name.startswith("kernel_") and s.defined and s.type != _STT_FUNC)]
     return list(dict.fromkeys(names))

@@ -7,9 +7,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stub_models.enums import CudaError, FuncAttribute, enum_value
 
-from ..render import param_kinds, show_call, show_ret, show_value
-from ..model import empty_list
-from ..records import CallRecord, ObjectRun
+from ..commands.render import param_kinds, show_call, show_ret, show_value
+from ..support.model import empty_list
+from ..run.trace import CallRecord, ObjectRun
 from .model import CallPattern, Expectations
 
 

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..build.spec import BuildSpec
 from ..cuda.config import RuntimeConfig
-from ..entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntrySpec
-from ..model import empty_list
+from ..dsl.entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntrySpec
+from ..support.model import empty_list
 
 
 class Block(BaseModel):

@@ -3,10 +3,10 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..images import load_image
-from ..model import empty_list
-from ..run import run_object
-from ..records import ObjectRun
+from ..cache.loaded import load_image
+from ..support.model import empty_list
+from ..run.session import run_object
+from ..run.trace import ObjectRun
 from .expect import Checker, ExpectationResult
 from .load import LoadedScenario
 from .model import Expectations

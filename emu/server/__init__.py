@@ -11,7 +11,7 @@ stdin/stdout/stderr (passed as file descriptors), with the exit code handed back
     client.py    what `python -m emu` does first: use a live, compatible server, else nothing
     serve.py     the server: preload, listen, fork a child per request, report exit codes
     warm.py      what the server imports and builds once (never runs anything)
-    child.py     what a forked child does to look like a fresh process, then runs emu.cli
+    child.py     what a forked child does to look like a fresh process, then runs emu.commands.cli
 
 client.py and address.py import only the standard library: they run before anything heavy.
 """

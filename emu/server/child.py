@@ -1,7 +1,7 @@
 """A forked child of the server turning into the client's `python -m emu` process, then running it.
 
 It takes over what a fresh process starts from (stdin/stdout/stderr rebuilt as CPython
-builds them, the working folder, environment, umask, argv and sys.path[0]), runs emu.cli,
+builds them, the working folder, environment, umask, argv and sys.path[0]), runs emu.commands.cli,
 and finishes as CPython finishes (atexit functions, flushing stdout then stderr, exit code
 120 when that flush fails).  The server reports the exit status to the client.
 """
@@ -14,11 +14,11 @@ import sys
 import traceback
 from typing import Callable
 
-from ..finish import finish
+from ..commands.process_end import finish
 
 
 def run_request(request: dict, fds: list[int], inherited: list, command: Callable[[list[str]], int]) -> int:
-    """Become the client's process and run its command line with `command` (emu.cli.main); the exit status.
+    """Become the client's process and run its command line with `command` (emu.commands.cli.main); the exit status.
 
     `inherited`: what the server holds that is not this command's (its listener, wake-up pipe
     and other clients' connections), as sockets (closed as objects) or fds.

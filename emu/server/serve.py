@@ -28,7 +28,7 @@ REQUEST_TIMEOUT_S = 5.0
 
 
 def serve(command: Callable[[list[str]], int], folder: str | None = None) -> int:
-    """Serve until stopped; each child runs `command(argv)` (emu.cli.main, passed in: the CLI imports the server)."""
+    """Serve until stopped; each child runs `command(argv)` (emu.commands.cli.main, passed in: the CLI imports the server)."""
     folder = folder or server_dir()
     try:
         make_private(folder)

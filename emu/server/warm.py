@@ -12,7 +12,7 @@ import pkgutil
 PACKAGES = ("emu", "stub_models")
 # Not on a command's path in a child: the server itself, the probe (nvcc, the GPU), scripts,
 # and the pytest plugin (it imports pytest).
-SKIPPED = ("emu.__main__", "emu.server", "emu.probe", "emu.build.worker", "emu.cuda.profiles.build", "emu.pytest_plugin")
+SKIPPED = ("emu.__main__", "emu.server", "emu.probe", "emu.build.worker", "emu.cuda.profiles.build", "emu.scenario.pytest_plugin")
 OPTIONAL = ("lief",)     # parses never-seen objects: a second's import that a served `check` should not pay
 
 

@@ -25,9 +25,9 @@ from emu.cuda.loading import decode_library, library_image, load_verdict  # noqa
 from emu.cuda.occupancy import max_active_blocks  # noqa: E402
 from emu.cuda.profile import load_profile  # noqa: E402
 from emu.cuda.runtime import CudaRuntime, Kernel  # noqa: E402
-from emu.entries import EntrySpec  # noqa: E402
-from emu.images import load_image  # noqa: E402
-from emu.run import run_object  # noqa: E402
+from emu.dsl.entries import EntrySpec  # noqa: E402
+from emu.cache.loaded import load_image  # noqa: E402
+from emu.run.session import run_object  # noqa: E402
 from stub_models.enums import CudaError, FuncAttribute  # noqa: E402
 
 H200 = load_profile("h200")

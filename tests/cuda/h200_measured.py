@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from emu.cubin import parse_cubin
+from emu.gpu_binary.cubin import parse_cubin
 from emu.cuda.kernel_attributes import kernel_attributes
 from emu.cuda.launch_checks import NO_LIMITS, LaunchLimits, LaunchRequest, check_launch, launch_limits
 from emu.cuda.loading import cubin_kernel_facts

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from emu.cubin import CubinError, parse_cubin
-from emu.cubin_info import NvInfoError, nv_info_records
+from emu.gpu_binary.cubin import CubinError, parse_cubin
+from emu.gpu_binary.cubin_info import NvInfoError, nv_info_records
 
 DATA = Path(__file__).parent.parent / "data" / "cubin"
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emu.fatbin import ENTRY, FatbinEntry, FatbinError, FatbinInfo, elf_sm_arch, parse_fatbin
+from emu.gpu_binary.fatbin import ENTRY, FatbinEntry, FatbinError, FatbinInfo, elf_sm_arch, parse_fatbin
 
 DATA = Path(__file__).parent.parent / "data" / "fatbin"
 SM100_OPTIONS = "00020201000205050002030000020601"

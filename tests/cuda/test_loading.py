@@ -14,8 +14,8 @@ from h200_measured import read_facts
 
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.object_profile import profile_for_object
-from emu.entries import EntrySpec
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.run.session import run_object
 
 FACTS = read_facts(Path(__file__).parent.parent / "data" / "cubin" / "measured_h200_loading.jsonl")
 ENTRIES = [EntrySpec(name=n) for n in ("cuda_init", "cuda_load", "cuda_load_to_device", "launch")]
@@ -95,7 +95,7 @@ def test_a_cubin_compressed_with_zstd_loads_with_its_attributes_marked_unknown()
 
 
 def test_lz4_blocks_expand_as_the_format_says():
-    from emu.fatbin import FatbinError, lz4_block_decompress
+    from emu.gpu_binary.fatbin import FatbinError, lz4_block_decompress
     # token 0x34: 3 literals "abc", then a match of 4 + 4 = 8 bytes at offset 3 (overlapping copy)
     assert lz4_block_decompress(bytes([0x34]) + b"abc" + bytes([3, 0]) + bytes([0x10]) + b"!", 12) == b"abcabcabcab!"
     with pytest.raises(FatbinError, match="offset"):

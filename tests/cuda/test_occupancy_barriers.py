@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from emu.cubin import parse_cubin
+from emu.gpu_binary.cubin import parse_cubin
 from emu.cuda.kernel_attributes import kernel_attributes
 from emu.cuda.loading import KernelFacts
 from emu.cuda.occupancy import max_active_blocks

@@ -41,7 +41,7 @@ def test_occupancy_of_the_ten_register_kernel_is_the_h200s(block, dynamic, block
 
 
 def test_the_command_line_offers_every_profile():
-    from emu import cli
+    from emu.commands import cli
     assert cli.PROFILES == PROFILES
 
 

@@ -7,7 +7,7 @@ from conftest import fixture
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS, default_behaviour
 from emu.cuda.runtime import CudaRuntime
-from emu.hotpath import build_record
+from emu.support.hotpath import build_record
 from stub_models import CATALOGUE
 from stub_models.enums import CudaError
 
@@ -52,8 +52,8 @@ def test_an_unknown_kernel_attribute_name_in_a_scenario_is_bad_input(cli, tmp_pa
 
 def test_an_error_from_the_kernel_attribute_query_stops_the_loader_with_it():
     """The loader returns the error cuKernelGetAttribute gave and sets nothing for that kernel."""
-    from emu.entries import EntrySpec
-    from emu.run import run_object
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
     config = RuntimeConfig(errors=[{"symbol": "_cuKernelGetAttribute", "call": 1, "error": "INVALID_VALUE"}])
     run = run_object(fixture("x86_64", "carveout_25"), config, [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")])
     assert [(e.entry, e.returned) for e in run.entries] == [("cuda_init", 0), ("cuda_load", 1)]

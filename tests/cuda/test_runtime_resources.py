@@ -6,7 +6,7 @@ import pytest
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS
 from emu.cuda.runtime import CudaRuntime
-from emu.hotpath import build_record
+from emu.support.hotpath import build_record
 from stub_models import CATALOGUE
 
 

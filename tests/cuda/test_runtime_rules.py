@@ -11,8 +11,8 @@ from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours.attributes import func_set_attribute, kernel_set_attribute_for_device
 from emu.cuda.behaviours.library import library_get_kernel
 from emu.cuda.runtime import CudaRuntime
-from emu.entries import EntrySpec
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.run.session import run_object
 from stub_models.enums import FuncAttribute
 from stub_models.runtime_api import CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetKernel
 

@@ -323,8 +323,8 @@ def test_project_does_not_import_cuda_bindings():
 
 
 def test_generated_decoders_convert_every_argument_kind():
-    """The per-model decoders (emu.stubs) turn raw 64-bit values into each kind's JSON value."""
-    from emu.stubs import _compile_decoder
+    """The per-model decoders (emu.stubs.dispatch) turn raw 64-bit values into each kind's JSON value."""
+    from emu.stubs.dispatch import _compile_decoder
 
     params = (("a", "i32", None), ("b", "u32", None), ("c", "i64", None), ("d", "u64", None), ("e", "out", None))
     decode = _compile_decoder(params)

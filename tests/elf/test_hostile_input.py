@@ -2,7 +2,7 @@
 
 Objects are made on the fly by mutating copies of a real fixture (tests/fuzz/elf.py), so no
 hostile binaries are committed.  Each case goes through the CLI in-process
-(`emu.cli.main`, stderr captured); a few also through a real subprocess.
+(`emu.commands.cli.main`, stderr captured); a few also through a real subprocess.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from emu.cli import main
+from emu.commands.cli import main
 from emu.errors import EXIT_BAD_INPUT
 from tests.fuzz import elf
 

@@ -7,10 +7,10 @@ import os
 import pytest
 from conftest import fixture
 
-from emu import image_store
-from emu.export import describe_export
-from emu.layout import build_image
-from emu.objfile import load_object
+from emu.cache import image_store
+from emu.dsl.exports import describe_export
+from emu.binary.elf.relocatable import build_image
+from emu.binary.elf.reader import load_object
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_a_bad_entry_is_ignored(stored, spoil):
 @pytest.mark.parametrize("library", ["lief", "capstone"])
 def test_another_release_of_a_library_an_entry_holds_the_output_of_is_a_miss(stored, monkeypatch, library):
     """LIEF parsed the entry and capstone found its vector sites: after an upgrade of either, the next run parses again."""
-    from emu import library_releases
+    from emu.cache import library_releases
     obj, _, _, entry = stored
     assert image_store.load(obj.sha256, obj.path) is not None
     monkeypatch.setattr(image_store, "_IMAGES_DIRS", {})          # the folder is resolved once per process
@@ -112,41 +112,10 @@ def test_changing_a_line_of_the_relocation_code_re_relocates_a_stored_object(tmp
 
     assert parsed()                    # first run: parsed, relocated, stored
     assert not parsed()                # same code: read back from the store
-    relocation = checkout / "emu" / "relocation.py"
+    relocation = checkout / "emu" / "binary" / "relocation.py"
     relocation.write_text(relocation.read_text().replace("class _GiveUp(Exception):", "class _GiveUp(Exception):  # changed", 1))
     assert parsed()                    # one line of relocation code changed: parsed and relocated again
     assert len(os.listdir(tmp_path / "store" / "images")) == 2
-
-
-def test_the_code_digest_covers_the_relocation_tables(tmp_path):
-    import shutil
-    from conftest import ROOT
-    shutil.copytree(ROOT / "emu", tmp_path / "emu", ignore=shutil.ignore_patterns("__pycache__"))
-    before = image_store.code_digest(str(tmp_path / "emu"))
-    assert before == image_store.code_digest()
-    table = tmp_path / "emu" / "arch" / "aarch64" / "relocations.py"
-    table.write_text(table.read_text() + "\n")
-    assert image_store.code_digest(str(tmp_path / "emu")) != before
-
-
-# A fresh process runs one object's loaders and prints whether it read a cubin, then what the
-# CUDA model took from the export's cubin for each kernel on the H200 profile.
-_RUN_AND_TELL = """import sys
-from emu.cuda import loading
-read = []
-parse_cubin = loading.parse_cubin
-loading.parse_cubin = lambda payload: read.append(payload) or parse_cubin(payload)
-from emu.cuda.loading import library_image, load_verdict
-from emu.cuda.profile import load_profile
-from emu.entries import EntrySpec
-from emu.images import load_image
-from emu.run import run_object
-run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
-error, facts = load_verdict(library_image(load_image(sys.argv[1])[0]), load_profile("h200"))
-print(bool(read))
-print(run.model_dump_json())
-print(error, sorted((name, fact.cubin.model_dump_json(), fact.binary_version, fact.ptx_version) for name, fact in facts.items()))
-"""
 
 
 def test_a_second_run_of_an_object_reads_its_cubins_from_the_store(tmp_path):

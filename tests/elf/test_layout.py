@@ -6,11 +6,11 @@ import os
 import pytest
 from conftest import ROOT, fixture
 
-from emu import relocation
+from emu.binary import relocation
 from emu.errors import RelocationError
-from emu.layout import PERM_R, PERM_W, PERM_X, build_image
-from emu.memory_map import STUB_BASE, STUB_RETURN, STUB_SLOT
-from emu.objfile import load_object
+from emu.binary.elf.relocatable import PERM_R, PERM_W, PERM_X, build_image
+from emu.binary.memory_map import STUB_BASE, STUB_RETURN, STUB_SLOT
+from emu.binary.elf.reader import load_object
 
 
 def test_segments_follow_section_flags():

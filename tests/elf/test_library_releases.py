@@ -1,4 +1,4 @@
-"""emu.library_releases: the installed release of a library, read from its install record as pip
+"""emu.cache.library_releases: the installed release of a library, read from its install record as pip
 wrote it (importlib.metadata, which reads the same records its own way, is the oracle), without
 importing the library."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from emu import library_releases
-from emu.library_releases import release, releases
+from emu.cache import library_releases
+from emu.cache.library_releases import release, releases
 
 RUNTIME = ("lief", "capstone", "pycparser", "unicorn", "pydantic", "pydantic_core", "pyyaml")
 
@@ -32,7 +32,7 @@ def test_several_releases_are_one_line_each_in_order(fresh):
 
 
 def test_reading_a_release_imports_nothing_of_the_library():
-    code = ("import sys; from emu.library_releases import releases; releases(('lief', 'capstone', 'pycparser'));"
+    code = ("import sys; from emu.cache.library_releases import releases; releases(('lief', 'capstone', 'pycparser'));"
             "print(sorted(m for m in ('lief', 'capstone', 'pycparser') if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 

@@ -6,7 +6,7 @@ import struct
 import pytest
 from conftest import DSL480, fixture
 
-from emu.objfile import SHF_ALLOC, ObjectFile, Relocation, Section, Symbol, load_object
+from emu.binary.elf.reader import SHF_ALLOC, ObjectFile, Relocation, Section, Symbol, load_object
 
 LOCAL, GLOBAL, WEAK = 0, 1, 2
 
@@ -47,15 +47,15 @@ def test_records_given_directly_become_tables_in_order():
 @pytest.mark.parametrize("path", sorted(str(p) for p in DSL480.rglob("*.o")), ids=lambda p: "/".join(p.split("/")[-2:]))
 def test_export_from_the_image_is_the_export_from_the_symbols(path):
     """The loader describes an export from its laid-out image's symbol maps; inspect from the symbol table."""
-    from emu.export import describe_export
-    from emu.layout import build_image
+    from emu.dsl.exports import describe_export
+    from emu.binary.elf.relocatable import build_image
     obj = load_object(path)
     assert describe_export(obj, build_image(obj)) == describe_export(obj)
 
 
 def test_names_at_reads_suffix_shared_and_out_of_range_offsets():
     """Linkers share suffixes: a name may start inside another; past the table it is empty."""
-    from emu.objfile import _names_at
+    from emu.binary.elf.reader import _names_at
     table = b"\0kernels_kernel_a\0b\0"
     assert _names_at(table, [0, 1, 9, 16, 18, 40]) == ["", "kernels_kernel_a", "kernel_a", "a", "b", ""]
     assert _names_at(b"\0caf\xc3\xa9\0", [1, 4]) == ["café", "é"]

@@ -16,8 +16,8 @@ import pytest
 
 from emu.arch.aarch64.relocations import TABLE
 from emu.errors import RelocationError
-from emu.objfile import load_object
-from emu.relocation import PAGE, Inputs, RelocationPlan, relocate_generated, relocate_precisely
+from emu.binary.elf.reader import load_object
+from emu.binary.relocation import PAGE, Inputs, RelocationPlan, relocate_generated, relocate_precisely
 
 DATA = Path(__file__).parent.parent / "data" / "aarch64"
 EXPECTED = json.loads((DATA / "refs.expected.json").read_text())

@@ -7,9 +7,9 @@ import pytest
 
 from emu.arch.x86_64.relocations import TABLE
 from emu.errors import RelocationError
-from emu.objfile import Relocation, Section, Symbol, ObjectFile
-from emu import relocation
-from emu.relocation import PAGE, Inputs, RelocationPlan, relocate_precisely
+from emu.binary.elf.reader import Relocation, Section, Symbol, ObjectFile
+from emu.binary import relocation
+from emu.binary.relocation import PAGE, Inputs, RelocationPlan, relocate_precisely
 
 REQUIRED = {1: "R_X86_64_64", 2: "R_X86_64_PC32", 4: "R_X86_64_PLT32", 9: "R_X86_64_GOTPCREL", 10: "R_X86_64_32",
             11: "R_X86_64_32S", 24: "R_X86_64_PC64", 25: "R_X86_64_GOTOFF64", 26: "R_X86_64_GOTPC32", 27: "R_X86_64_GOT64",
@@ -75,7 +75,7 @@ def test_unknown_type_is_an_error_not_a_warning():
 
 def test_unknown_type_through_the_loader_compiles_no_loop():
     """A type emu lacks is named by the precise loop; hostile types do not fill the generated loop cache."""
-    from emu.layout import build_image
+    from emu.binary.elf.relocatable import build_image
     before = len(relocation._LOOPS)
     with pytest.raises(RelocationError, match=r"unsupported relocation type 3 at \.text\+0x8"):
         build_image(_object(3, offset=8))
@@ -89,7 +89,7 @@ def test_relocation_past_section_end_is_an_error():
 
 def test_relocation_in_an_empty_loaded_section_is_an_error():
     """A zero-size SHF_ALLOC section is not laid out; a relocation in it is refused, not a KeyError (fuzz seed 8)."""
-    from emu.layout import build_image
+    from emu.binary.elf.relocatable import build_image
     obj = _object(2, text_size=0)
     obj.sections.append(Section(2, ".data", 1, 0x3, 16, 8, 0, 0, bytes(16)))
     with pytest.raises(RelocationError, match=r"R_X86_64_PC32 at \.text\+0x0 .*past the end of the section \(0x0 bytes\)"):
@@ -99,7 +99,7 @@ def test_relocation_in_an_empty_loaded_section_is_an_error():
 @pytest.mark.parametrize("number", sorted(TABLE))
 def test_bulk_loop_patches_each_type_as_the_one_by_one_loop(number, monkeypatch):
     """Every x86-64 type through the generated loop, byte for byte as its recipe applied alone."""
-    from emu import layout
+    from emu.binary.elf import relocatable as layout
     generated = relocation.relocate_generated
     obj = _object(number, offset=4, addend=-4)
     obj.symbols[1] = Symbol(1, "near", 0x20, 0, 2, 1, 1)                # a function in .text: every field fits
@@ -116,7 +116,7 @@ def test_bulk_loop_patches_each_type_as_the_one_by_one_loop(number, monkeypatch)
 
 def test_symbol_without_an_address_is_refused_even_where_the_formula_ignores_s():
     """GOTPC64 (GOT + A - P) never reads S, yet a COMMON symbol is still an error, in the bulk loop too."""
-    from emu.layout import build_image
+    from emu.binary.elf.relocatable import build_image
     obj = _object(29)
     obj.symbols[1] = Symbol(1, "common_thing", 8, 8, 1, 1, 0xFFF2)
     with pytest.raises(RelocationError, match="refers to common_thing, a COMMON symbol"):
@@ -125,8 +125,8 @@ def test_symbol_without_an_address_is_refused_even_where_the_formula_ignores_s()
 
 def test_real_object_got_base_and_got64_slots(tmp_path):
     """`lea -7(%rip)` + GOTPC64 (addend 9) must yield the GOT base exactly, and GOT64 the slot offset."""
-    from emu.layout import build_image
-    from emu.objfile import load_object
+    from emu.binary.elf.relocatable import build_image
+    from emu.binary.elf.reader import load_object
     from conftest import fixture
     obj = load_object(fixture("x86_64", "carveout_25"))
     image = build_image(obj)

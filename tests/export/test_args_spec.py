@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emu import args_spec
-from emu.args_spec import ArgSpec, ArgSpecError, ArgSpecParameter, decode_args_spec
+from emu.dsl.args_spec import reader as args_spec
+from emu.dsl.args_spec.reader import ArgSpec, ArgSpecError, ArgSpecParameter, decode_args_spec
 
 DATA = Path(__file__).parent.parent / "data" / "args_spec"
 SAMPLES = sorted(p.stem for p in DATA.glob("*.b64"))

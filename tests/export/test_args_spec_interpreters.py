@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from emu.args_spec import decode_args_spec
+from emu.dsl.args_spec.reader import decode_args_spec
 
 INTERPRETERS = {"system-python3.11": "/usr/bin/python3.11", "project": sys.executable}
 

@@ -1,4 +1,4 @@
-"""emu.args_spec_store: an export's args_spec is decoded once, stored as JSON, and validated back as the same
+"""emu.cache.args_spec_store: an export's args_spec is decoded once, stored as JSON, and validated back as the same
 description; an entry that is not exactly an ArgSpec is never served, and a warm store spares the pickle walker."""
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from emu import args_spec, args_spec_store
-from emu.args_spec import decode_args_spec
-from emu.images import load_image
+from emu.dsl.args_spec import reader as args_spec
+from emu.cache import args_spec_store
+from emu.dsl.args_spec.reader import decode_args_spec
+from emu.cache.loaded import load_image
 
 ROOT = Path(__file__).resolve().parents[2]
 OBJECTS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/x86_64/*.o")) + sorted(ROOT.glob("tests/fixtures/realworld/x86_64/*.o"))
@@ -91,9 +92,9 @@ def test_an_args_spec_that_does_not_decode_says_why_and_is_never_stored(store):
     assert not any(name.endswith(".json") for _, _, names in os.walk(store) for name in names)
 
 
-_READ_AND_TELL = ("import sys; from emu.args_spec_store import stored_args_spec; "
+_READ_AND_TELL = ("import sys; from emu.cache.args_spec_store import stored_args_spec; "
                   "spec, _ = stored_args_spec(sys.argv[1]); "
-                  "print(spec.parameters[0].name, 'emu.pickle_walk' in sys.modules, 'pickletools' in sys.modules)")
+                  "print(spec.parameters[0].name, 'emu.dsl.args_spec.pickle_walk' in sys.modules, 'pickletools' in sys.modules)")
 
 
 def test_a_process_that_finds_the_description_stored_never_walks_the_pickle(tmp_path):

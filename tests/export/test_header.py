@@ -1,4 +1,4 @@
-"""emu.header: the launch signature read from export_to_c headers with a C parser, laid out as C compilers do.
+"""emu.dsl.header.parse: the launch signature read from export_to_c headers with a C parser, laid out as C compilers do.
 
 Layouts are checked against the real compilers: for every committed export header (and a hand-written
 one with every parameter kind the DSL's generator emits), each struct's size and each field's offset
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from emu.c_source import strip_preprocessor
-from emu.header import HeaderError, parse_header
-from emu.launch.signature import from_header
+from emu.dsl.header.c_source import strip_preprocessor
+from emu.dsl.header.parse import HeaderError, parse_header
+from emu.dsl.launch.signature import from_header
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

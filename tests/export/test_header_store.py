@@ -1,4 +1,4 @@
-"""emu.header_store: a header's launch signature is parsed once, stored as JSON, and read back as the same
+"""emu.cache.header_store: a header's launch signature is parsed once, stored as JSON, and read back as the same
 signature; an entry that is corrupt or of another header is never served, and a warm store spares pycparser."""
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from emu import header, header_store
-from emu.header import HeaderError, parse_header
+from emu.dsl.header import parse as header
+from emu.cache import header_store
+from emu.dsl.header.parse import HeaderError, parse_header
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [Path(__file__).parent / "data" / "rich.h"]
@@ -138,7 +139,7 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
     assert header_store.entry_path("", "x86_64") is None and not os.listdir(tmp_path)
 
 
-_READ_AND_TELL = ("import sys; from emu.header_store import header_signature; "
+_READ_AND_TELL = ("import sys; from emu.cache.header_store import header_signature; "
                   "print(header_signature(open(sys.argv[1]).read(), sys.argv[1], 'x86_64').wrapper, 'pycparser' in sys.modules)")
 
 

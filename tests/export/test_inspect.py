@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, fixture
 
-from emu.inspection import InspectResult
+from emu.commands.inspect import InspectResult
 
 ROTATE = "kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0"
 

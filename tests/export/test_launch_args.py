@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from emu.entries import EntrySpec, loaders_for_devices
-from emu.header import parse_header
-from emu.launch import pack_arguments
-from emu.launch.arguments import default_extent, resolve
-from emu.launch.signature import from_header
-from emu.run import EntryNotRun, run_object
+from emu.dsl.entries import EntrySpec, loaders_for_devices
+from emu.dsl.header.parse import parse_header
+from emu.abi.ciface import pack_arguments
+from emu.dsl.launch.arguments import default_extent, resolve
+from emu.dsl.launch.signature import from_header
+from emu.run.session import EntryNotRun, run_object
 
 DATA = Path(__file__).parent / "data"
 ARCHS = ("x86_64", "aarch64")
@@ -82,7 +82,7 @@ def test_grid_follows_the_arguments_with_and_without_the_header(arch, given, exp
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_friendly_form_picks_the_dynamic_modes_with_or_without_the_header(arch, tmp_path):
-    """Without the header the struct comes from the launch code's loads (emu.launch.discovery), so the
+    """Without the header the struct comes from the launch code's loads (emu.dsl.launch.discovery), so the
     friendly form's dynamic modes are picked the same way."""
     given = {**RAW, "a": {"shape": [4096, 8], "stride": [8, 1], "data": 0x10000}, "alpha": 4}
     for path in (export(arch, "add"), alone(export(arch, "add"), tmp_path)):

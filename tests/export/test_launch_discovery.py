@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from emu.header import parse_header
-from emu.images import load_image
-from emu.launch.discovery import read_layout, reads_fit_kind, struct_key
-from emu.launch.mangled import name_allows, name_kinds, tensor_tokens, token_structs
-from emu.launch.signature import from_header
+from emu.dsl.header.parse import parse_header
+from emu.cache.loaded import load_image
+from emu.dsl.launch.discovery import read_layout, reads_fit_kind, struct_key
+from emu.dsl.launch.mangled import name_allows, name_kinds, tensor_tokens, token_structs
+from emu.dsl.launch.signature import from_header
 from tests.realworld.native_trace import OBJECTS, ROOT
 
 X86 = [entry for entry in OBJECTS if entry["host"] == "x86_64"]
@@ -104,7 +104,7 @@ def test_a_slot_is_read_as_its_kind_is(kind, ctype, reads, fits):
 
 
 def _signature(*params):
-    from emu.launch.signature import LaunchParam, LaunchSignature
+    from emu.dsl.launch.signature import LaunchParam, LaunchSignature
     built = tuple(LaunchParam(name, kind) for name, kind in params)
     return LaunchSignature("args_spec", built, tuple((name, "value", 0) for name, _ in params) + (("ret", "ret", 0),))
 
@@ -113,8 +113,8 @@ def test_more_slots_read_than_described_is_a_tensor_list_or_refused():
     """h2_elementwise_apply's unannotated `inputs` is a list of two tensors passed slot by slot: the code
     reads one slot more than args_spec describes. With no single unannotated parameter to be that list,
     the launch is refused instead of run with every later argument shifted by one slot."""
-    from emu.launch import LaunchSignatureError, _lengths_from_code
-    from emu.launch.discovery import SlotReads
+    from emu.abi.ciface import LaunchSignatureError, _lengths_from_code
+    from emu.dsl.launch.discovery import SlotReads
     struct = frozenset(PORTABLE)
     reads = SlotReads(4, (struct, struct, struct, frozenset({(0, 8)})))
     listed = _lengths_from_code(_signature(("inputs", "unknown"), ("result", "tensor"), ("stream", "stream")), reads, "x.o")

@@ -72,7 +72,7 @@ def test_errors_are_the_cli_errors_with_the_same_message(tmp_path):
 
 def test_import_emu_is_cheap_and_exports_only_the_api():
     """`import emu` must not import the emulator, LIEF or the pydantic models: a notebook pays for what it uses."""
-    code = "import sys, emu; print(json.dumps(sorted(m for m in ('unicorn', 'lief', 'pydantic', 'emu.run') if m in sys.modules)))"
+    code = "import sys, emu; print(json.dumps(sorted(m for m in ('unicorn', 'lief', 'pydantic', 'emu.run.session') if m in sys.modules)))"
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []
     assert set(emu.__all__) >= {"trace", "inspect", "check", "run_scenario", "ObjectRun", "Inspection", "CheckResult", "ScenarioResult"}

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import DSL480, ROOT, fixture
 
-from emu.loader_check import CheckResult
+from emu.commands.check import CheckResult
 
 CARVEOUT = "9 PREFERRED_SHARED_MEMORY_CARVEOUT"
 ROTATE = "kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0"

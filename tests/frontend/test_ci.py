@@ -64,8 +64,8 @@ def test_the_suite_has_its_own_image_store_never_the_users():
 
     from conftest import fixture
 
-    from emu import image_store
-    from emu.images import load_image
+    from emu.cache import image_store
+    from emu.cache.loaded import load_image
     store = Path(os.environ["EMU_CACHE_DIR"])
     assert store.is_relative_to(Path(tempfile.gettempdir())) and store.name.startswith(
         f"emu-test-store-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")

@@ -72,10 +72,10 @@ def test_trace_human_output_shows_enum_names(cli):
 
 
 def test_committed_schemas_are_current(cli):
-    from emu.schema_export import schemas
+    from emu.commands.schema import schemas
     for name, schema in schemas().items():
         committed = json.loads((ROOT / "emu" / "schemas" / f"{name}.schema.json").read_text())
-        assert committed == schema, f"emu/schemas/{name}.schema.json is stale: run python -m emu.schema_export"
+        assert committed == schema, f"emu/schemas/{name}.schema.json is stale: run python -m emu.commands.schema"
     result = cli("schema", "scenario")
     assert result.code == 0 and "CallPattern" in result.out
 
@@ -97,7 +97,7 @@ def test_exit_after_a_lief_parse_reports_no_leaks(tmp_path):
     """nanobind prints 'leaked' reports when a LIEF object outlives LIEF's module at teardown;
     how modules tear down depends on the program (here: a wrapped Unicorn method, as test
     harnesses do).  emu must leave nothing of LIEF alive."""
-    program = ("import unicorn\nfrom emu.run import run_object\n"
+    program = ("import unicorn\nfrom emu.run.session import run_object\n"
                "start = unicorn.Uc.emu_start\n"
                "unicorn.Uc.emu_start = lambda self, *args, **kwargs: start(self, *args, **kwargs)\n"
                f"print(len(run_object({fixture('x86_64', 'plain')!r}).calls))\n")

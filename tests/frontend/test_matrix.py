@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from emu.loader_check import check_object, kernel_handles
+from emu.commands.check import check_object, kernel_handles
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.object_profile import profile_for_object
 from emu.cuda.profile import load_profile
-from emu.entries import EntrySpec
-from emu.images import load_image
-from emu.pytest_plugin import UpstreamBugReproduced
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.cache.loaded import load_image
+from emu.scenario.pytest_plugin import UpstreamBugReproduced
+from emu.run.session import run_object
 from fixtures.dsl_cache import cached_build, dsl_available
 from fixtures.kernels import KernelCase
 

@@ -21,8 +21,8 @@ from stub_models.libc import LIBC_MODELS
 # Run an object's loaders in a fresh process; print whether the C library's models were imported, and
 # the symbols the run called.
 _RUN_AND_TELL = """import json, sys
-from emu.entries import EntrySpec
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.run.session import run_object
 run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
 print(json.dumps([sorted(m for m in sys.modules if m.startswith("stub_models.")), [call.symbol for call in run.calls]]))
 """
@@ -59,7 +59,7 @@ def test_an_object_that_imports_printf_gets_the_libc_models():
 
 def test_every_fixture_export_imports_only_the_loaders_wrappers():
     """What stub_models.loaders says of itself: the CUDA wrappers every export (4.3.5 to 4.8.1, both hosts) imports."""
-    from emu.images import load_image
+    from emu.cache.loaded import load_image
     paths = sorted(Path(ROOT, "tests/fixtures").glob("cutlass-dsl-*/*/*.o")) + sorted(Path(ROOT, "tests/fixtures/realworld").glob("*/*.o"))
     loaders = {symbol for symbol, (module, _) in stub_models.REGISTRY.items() if module == "loaders"}
     imported = set()
@@ -103,9 +103,9 @@ def test_a_stdout_that_cannot_be_flushed_exits_120_as_cpython_does(tmp_path):
 
 
 # pydantic reads each default factory's signature when it builds a validator; a builtin's (`list`) comes from
-# tokenizing its text signature, whose first use compiles tokenize's expressions (emu.model.empty_list).
+# tokenizing its text signature, whose first use compiles tokenize's expressions (emu.support.model.empty_list).
 _RUN_AND_COUNT_TOKENIZER = """import contextlib, io, sys, tokenize
-from emu.cli import main
+from emu.commands.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     status = main(["run", "--json", sys.argv[1]])
 compile_ = getattr(tokenize, "_compile", None)          # the regular-expression tokenizer (CPython <= 3.11)

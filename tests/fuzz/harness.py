@@ -348,13 +348,13 @@ def _workdir() -> str:
 
 def run_input(item: FuzzInput) -> str:
     """Run one input through the pipeline; return an outcome label. Non-EmuError exceptions propagate."""
-    from emu import images
-    from emu.entries import EntrySpec
+    from emu.cache import loaded as images
+    from emu.dsl.entries import EntrySpec
     from emu.errors import EmuError
-    from emu.layout import build_image
-    from emu.objfile import parse_object
-    from emu.render import show_run
-    from emu.run import run_object
+    from emu.binary.elf.relocatable import build_image
+    from emu.binary.elf.reader import parse_object
+    from emu.commands.render import show_run
+    from emu.run.session import run_object
     from emu.scenario.load import load_scenario
     from emu.scenario.runner import run_scenario
 
@@ -395,7 +395,7 @@ def run_input(item: FuzzInput) -> str:
             result = run_scenario(loaded)
         except EmuError as error:
             return f"scenario run error: {type(error).__name__}"
-        from emu.report import print_scenario
+        from emu.commands.report import print_scenario
         import contextlib
         import io
         with contextlib.redirect_stdout(io.StringIO()):

@@ -16,7 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from emu.launch import STREAM_HANDLE as EMU_STREAM
+from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
 from tests.native.ground_truth import Toolchain
 
@@ -83,8 +83,8 @@ def emu_lines(path: Path) -> list[dict]:
     """emu's run of the recorder's sequence, in the recorder's format (entry, calls, return)."""
     from emu.cuda.config import RuntimeConfig
     from emu.cuda.object_profile import profile_for_object
-    from emu.entries import EntrySpec
-    from emu.run import run_object
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
     # the recorder's stubs answer as a device that runs the cubin (an sm_100a export on a B200 profile)
     config = RuntimeConfig(profile=profile_for_object(str(path)), device_count=2, current_device=0, device_attributes={97: OPTIN_SMEM},
                            kernel_attributes={"*": {1: 0}})

@@ -17,9 +17,9 @@ import pytest
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS
 from emu.cuda.runtime import CudaRuntime
-from emu.entries import EntrySpec
-from emu.run import run_object
-from emu.hotpath import build_record
+from emu.dsl.entries import EntrySpec
+from emu.run.session import run_object
+from emu.support.hotpath import build_record
 from stub_models import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from emu.loader_check import check_object
+from emu.commands.check import check_object
 from tests.ground_truth.recorded import emu_lines, first_difference, run_recorder
 from tests.native.ground_truth import toolchain
 

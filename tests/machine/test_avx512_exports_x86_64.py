@@ -24,8 +24,8 @@ IDS = [f"{obj.parent.name}/{obj.stem}" for obj in OBJECTS]
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=IDS)
 def test_launch_matches_the_avx512_cpu(obj):
-    from emu.entries import EntrySpec
-    from emu.run import run_object
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
     args = json.loads(obj.with_suffix(".args.json").read_text())["args"]
     native = json.loads(obj.with_suffix(".calls.json").read_text())
     assert any(line.get("call") == "cudaLaunchKernelEx" for line in native)

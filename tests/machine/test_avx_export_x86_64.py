@@ -12,7 +12,7 @@ import pytest
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
 import emu
-from emu.entries import EntrySpec
+from emu.dsl.entries import EntrySpec
 
 HERE = Path(__file__).parent.parent / "data" / "avx" / "host_fma"
 NATIVE = json.loads((HERE / "host_fma_math.native.json").read_text())["runs"]

@@ -13,9 +13,9 @@ import pytest
 from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 
 from emu.arch.x86_64.avx import AvxUnit, UnsupportedInstruction
-from emu.entries import EntrySpec
-from emu.memory_map import STACK_BASE, STACK_SIZE
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.binary.memory_map import STACK_BASE, STACK_SIZE
+from emu.run.session import run_object
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 ASM = {c["name"]: bytes.fromhex(c["code"]) for c in

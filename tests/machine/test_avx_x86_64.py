@@ -476,11 +476,11 @@ def test_only_the_loaded_objects_vector_sites_stay_hooked():
     """Unicorn checks every code hook for each instruction while the budget's counter runs: a process
     must not keep the sites of every object it has seen hooked, nor an unbounded number of parked hooks."""
     from emu.arch import architecture
-    from emu.entries import EntrySpec
-    from emu.images import load_image
-    from emu.machine import machine_for
-    from emu.run import run_object
-    from emu.site_hooks import SPARE
+    from emu.dsl.entries import EntrySpec
+    from emu.cache.loaded import load_image
+    from emu.emulator.machine import machine_for
+    from emu.run.session import run_object
+    from emu.emulator.site_hooks import SPARE
 
     fixtures = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
     avx, portable = str(fixtures / "native" / "two_kernels_carveout_50.o"), str(fixtures / "x86_64" / "plain.o")

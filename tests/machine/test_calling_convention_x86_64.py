@@ -59,8 +59,8 @@ def test_enter_places_stack_arguments_16_byte_aligned_above_the_return_address()
 def test_a_stub_result_is_the_word_the_entry_path_loads():
     """set_stub_result writes STUB_RESULT (test_stub_entry runs the path that loads it), as 64 bits."""
     from emu.arch.x86_64.architecture import X86_64
-    from emu.machine import machine_for
-    from emu.memory_map import STUB_RESULT
+    from emu.emulator.machine import machine_for
+    from emu.binary.memory_map import STUB_RESULT
 
     machine = machine_for(X86_64)
     machine.set_stub_result(machine.uc, -2)

@@ -1,6 +1,6 @@
 """Objects whose code shares one content-chosen slot still each run their own code.
 
-The machine keeps every object's code mapped at a slot chosen by its bytes (emu.layout),
+The machine keeps every object's code mapped at a slot chosen by its bytes (emu.binary.elf.relocatable),
 so that objects alternating in one emulator keep their translated code.  Two objects can
 share a slot; then loading one rewrites the other's code there, and Unicorn must not run
 a translation made from the other's bytes (the machine drops those of the bytes that
@@ -15,17 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from emu import images, layout
+from emu.cache import loaded as images
+from emu.binary.elf import relocatable as layout
 from emu.arch import architecture
-from emu.entries import EntrySpec
-from emu.export import describe_export
-from emu.layout import PERM_R, PERM_X
-from emu.image_mapping import changed_ranges
-from emu import memory_map
-from emu.memory_map import (CODE_SLOT_TABLE, CODE_SLOTS_BASE, HOST_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE, STUB_BASE,
+from emu.dsl.entries import EntrySpec
+from emu.dsl.exports import describe_export
+from emu.binary.elf.relocatable import PERM_R, PERM_X
+from emu.emulator.mapping import changed_ranges
+from emu.binary import memory_map
+from emu.binary.memory_map import (CODE_SLOT_TABLE, CODE_SLOTS_BASE, HOST_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE, STUB_BASE,
                             code_slot_size, rodata_slot_address)
-from emu.objfile import parse_object, read_object_bytes
-from emu.run import run_object
+from emu.binary.elf.reader import parse_object, read_object_bytes
+from emu.run.session import run_object
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
@@ -77,8 +78,8 @@ def test_changed_ranges_cover_every_differing_byte():
 
 def test_the_read_only_data_of_an_object_not_loaded_is_inaccessible():
     """Another object's read-only slot stays mapped but inaccessible: a guest's stale pointer into it faults."""
-    from emu.fast_uc import mem_read
-    from emu.machine import machine_for
+    from emu.emulator.unicorn_c import mem_read
+    from emu.emulator.machine import machine_for
     first, second = FIXTURES / "x86_64" / "carveout_25.o", FIXTURES / "x86_64" / "two_kernels.o"
     rodata = {path: {s.perms: s for s in images.load_image(str(path))[0].segments}[PERM_R] for path in (first, second)}
     assert rodata[first].address != rodata[second].address
@@ -101,8 +102,8 @@ def test_exports_compiled_alike_share_a_slot_and_their_relocated_code(arch):
 
 def test_code_rewrites_flush_unicorns_code_buffer_now_and_then(tmp_path, monkeypatch):
     """Dropped translations keep their space in Unicorn's buffer until a flush: rewrites are counted and flushed."""
-    from emu.image_mapping import FLUSH_AFTER_REWRITES
-    from emu.machine import machine_for
+    from emu.emulator.mapping import FLUSH_AFTER_REWRITES
+    from emu.emulator.machine import machine_for
     mapping = machine_for(architecture("x86_64")).mapping
     flushed = []
     monkeypatch.setattr(mapping.uc, "ctl_flush_tb", lambda: flushed.append(mapping.rewrites))

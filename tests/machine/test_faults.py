@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from emu.cli import main
+from emu.commands.cli import main
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.behaviours import BEHAVIOURS
-from emu.entries import EntrySpec
+from emu.dsl.entries import EntrySpec
 from emu.errors import EXIT_FAULT, EXIT_OK
-from emu.images import load_image
-from emu.memory_map import CODE_SLOTS_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE
-from emu.run import run_object
+from emu.cache.loaded import load_image
+from emu.binary.memory_map import CODE_SLOTS_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE
+from emu.run.session import run_object
 from tests.fuzz import elf
 
 PATCHED = "carveout_25_cuda_load_to_device"
@@ -36,7 +36,7 @@ def _movabs_rax(value: int) -> bytes:
 def _readonly_write(seed: Path) -> bytes:
     """Code that writes to kernels_binary (.lrodata: mapped read-only), wherever the patched object's slots put it.
 
-    The read-only data sits in the slot paired with the code's (emu.memory_map), and the slot
+    The read-only data sits in the slot paired with the code's (emu.binary.memory_map), and the slot
     comes from the code's bytes: an address written into the code would move the slots.
     So the code computes it from its own address instead, with bytes that do not depend on it.
     """

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emu import image_mapping, images, run
+from emu.emulator import mapping as image_mapping
+from emu.cache import loaded as images
+from emu.run import session as run
 from emu.arch import architecture
-from emu.entries import EntrySpec
-from emu.layout import PERM_R, PERM_X
-from emu.machine import Machine
-from emu.run import run_object
+from emu.dsl.entries import EntrySpec
+from emu.binary.elf.relocatable import PERM_R, PERM_X
+from emu.emulator.machine import Machine
+from emu.run.session import run_object
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0" / "x86_64"
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]

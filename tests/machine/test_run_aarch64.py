@@ -20,10 +20,10 @@ from unicorn import arm64_const as arm64
 
 from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.aarch64.cpu import CPACR_FPEN
-from emu.entries import EntrySpec
+from emu.dsl.entries import EntrySpec
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.object_profile import profile_for_object
-from emu.run import run_object
+from emu.run.session import run_object
 from stub_models import CATALOGUE
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
@@ -60,7 +60,7 @@ def test_aarch64_trace_equals_x86_64_twin(case):
 
 
 def test_fixtures_use_the_relocations_the_field_notes_list():
-    from emu.objfile import load_object
+    from emu.binary.elf.reader import load_object
     used = {rel.type for case in TWINS for rel in load_object(FIXTURES / "aarch64" / f"{case}.o").relocations}
     assert not TWINS or used <= set(AARCH64.relocations)
 

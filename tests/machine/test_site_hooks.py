@@ -1,4 +1,4 @@
-"""emu.site_hooks moves code hooks by writing their bounds, on the strength of how Unicorn checks hooks:
+"""emu.emulator.site_hooks moves code hooks by writing their bounds, on the strength of how Unicorn checks hooks:
 with the instruction counter on, before every instruction, against the bounds as they are then.  These
 tests hold that against the real libunicorn: code translated once, then run with the hooks moved,
 grown, shrunk and parked, must reach the callback exactly at the addresses hooked at that moment (and
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 
-from emu.fast_uc import code_hook_callback, emu_start, hook_bounds, hook_bounds_movable, hook_code_direct
-from emu.site_hooks import PARKED, SPARE, SiteHooks
+from emu.emulator.unicorn_c import code_hook_callback, emu_start, hook_bounds, hook_bounds_movable, hook_code_direct
+from emu.emulator.site_hooks import PARKED, SPARE, SiteHooks
 
 CODE = 0x10000
 NOPS = 32
@@ -24,7 +24,7 @@ def engine(request, monkeypatch):
     reached: list[int] = []
     callback = code_hook_callback(lambda _engine, address, _size, _key: reached.append(address))
     hooks = SiteHooks(uc, callback)
-    assert hooks.movable                      # this libunicorn lays hooks out as emu.fast_uc expects
+    assert hooks.movable                      # this libunicorn lays hooks out as emu.emulator.unicorn_c expects
     hooks.movable = request.param
 
     def run() -> list[int]:
@@ -66,7 +66,7 @@ def test_a_machine_never_runs_without_counting():
     """A budget below 1 would turn Unicorn's counter off, and blocks translated then lack the hook check the
     moved hooks rely on: Machine.call refuses it before running anything."""
     from emu.arch import architecture
-    from emu.machine import machine_for
+    from emu.emulator.machine import machine_for
     machine = machine_for(architecture("x86_64"))
     with pytest.raises(ValueError, match="at least 1"):
         machine.call(0x1000, [], budget=0)

@@ -2,7 +2,7 @@
 
 A call into a stub slot must reach the one hooked trap with every integer argument
 register, the slot, the return address and the stack pointer stored in the stub frame
-(emu.memory_map), return the word at STUB_RESULT, and leave every register the caller
+(emu.binary.memory_map), return the word at STUB_RESULT, and leave every register the caller
 may rely on as it was.  Each test runs a caller compiled as a C compiler would (eight
 register arguments on AArch64, six on x86-64, the rest on the stack) on a bare Unicorn
 with only the CPU's own code for the window and the entry path.
@@ -18,7 +18,7 @@ from unicorn import x86_const as x86
 
 from emu.arch.aarch64.architecture import AARCH64
 from emu.arch.x86_64.architecture import X86_64
-from emu.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
+from emu.binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                             STUB_SIZE, stub_address)
 
 CODE, STACK_TOP, SENTINEL = 0x0100_0000, 0x7F00_8000, 0x0300_0000

@@ -28,7 +28,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from emu.launch import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
+from emu.abi.ciface import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
 from stub_models import CATALOGUE
 
 HERE = Path(__file__).resolve().parent
@@ -78,7 +78,7 @@ def injection_args(errors=()) -> list[str]:
 
 def entry_specs(has_mlir_cuda_load: bool) -> list:
     """Loaders before cuda_init (on the configured library), an absent device, then every form."""
-    from emu.entries import EntrySpec as E
+    from emu.dsl.entries import EntrySpec as E
     plain_loads = [E(name="cuda_load")] + [E(name="cuda_load_to_device", device=d) for d in (0, 1)]
     return [*plain_loads, E(name="cuda_load_to_device", device=DEVICE_COUNT),
             E(name="cuda_init"), *plain_loads,
@@ -354,7 +354,7 @@ def run_native(exe: Path, tools: Toolchain, errors=()) -> list[dict]:
 
 # -- emu's side, in the same shape ------------------------------------------------------------------
 def run_emu(fixture: Fixture, errors=()):
-    from emu.run import run_object
+    from emu.run.session import run_object
     from emu.cuda.object_profile import profile_for_object
     profile = profile_for_object(str(fixture.obj))    # the harness's stubs answer as a device that runs the cubin
     return run_object(str(fixture.obj), config=runtime_config(list(fixture.kernel_names), errors, profile),

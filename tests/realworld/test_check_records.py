@@ -1,4 +1,4 @@
-"""`check`'s rows are built without validation (emu.hotpath.build_record): they must be exactly what
+"""`check`'s rows are built without validation (emu.support.hotpath.build_record): they must be exactly what
 validating the same values gives, for every real-world export and every 4.8.0 fixture.
 
 Validating the dumped result again and comparing (values, types and JSON) catches a row holding a value
@@ -10,7 +10,7 @@ import warnings
 
 from conftest import DSL480, ROOT
 
-from emu.loader_check import CheckResult, check_objects
+from emu.commands.check import CheckResult, check_objects
 
 OBJECTS = sorted(str(p) for p in (ROOT / "tests" / "fixtures" / "realworld").rglob("*.o")) + \
     sorted(str(p) for p in DSL480.rglob("*.o")) + sorted(str(p) for p in (ROOT / "tests" / "data" / "check").glob("*.o"))
@@ -32,7 +32,7 @@ def test_unvalidated_rows_equal_validated_ones():
 
 def test_the_check_result_does_not_share_the_exports_metadata():
     """The cached export description outlives the result: changing one must not change the other."""
-    from emu.images import load_image
+    from emu.cache.loaded import load_image
     path = str(DSL480 / "x86_64" / "carveout_25.o")
     obj = check_objects([path], device_count=1).objects[0]
     obj.kernels.append("changed")

@@ -2,7 +2,7 @@
 
 args_spec does not say which dynamic extents and strides each tensor's struct carries, nor (when the
 mangled launch-function name is cut at 180 characters) which optional parameters were compiled as None;
-emu reads both from the launch code (emu.launch.discovery). The launch must then be the one the header
+emu reads both from the launch code (emu.dsl.launch.discovery). The launch must then be the one the header
 path gives: the same arguments, struct layouts, launch configurations and wrapper result, on x86-64,
 AArch64 and host-CPU (AVX) builds. Where the object cannot tell which of several Optional parameters
 was compiled as None and every choice writes the same args[] (the name is cut before them, and the code
@@ -30,8 +30,8 @@ UNREADABLE = {"h2_unused_tail": "the launch code did not read tensor aux2",
 
 
 def _launch(path: str):
-    from emu.entries import EntrySpec
-    from emu.run import run_object
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
     run = run_object(path, config=recorder_config(path), entries=[EntrySpec.model_validate(e) for e in ENTRIES])
     launch = run.entries[-1]
     assert launch.entry == "launch"
@@ -50,7 +50,7 @@ def test_default_launch_without_header_equals_the_header_path(entry, tmp_path):
     expected, expected_calls = _launch(str(with_header / source.name))
     assert expected.launch["signature"] == "header"
     if entry["prefix"] in UNREADABLE:
-        from emu.run import EntryNotRun
+        from emu.run.session import EntryNotRun
         with pytest.raises(EntryNotRun) as refused:
             _launch(str(alone / source.name))
         assert refused.value.exit_code == 2 and UNREADABLE[entry["prefix"]] in refused.value.message

@@ -22,12 +22,12 @@ IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJE
 
 
 def _entries(specs):
-    from emu.entries import EntrySpec
+    from emu.dsl.entries import EntrySpec
     return [EntrySpec.model_validate(spec) for spec in specs]
 
 
 def _run(path: str, specs):
-    from emu.run import run_object
+    from emu.run.session import run_object
     return run_object(path, config=recorder_config(str(path)), entries=_entries(specs))
 
 

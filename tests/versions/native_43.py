@@ -2,7 +2,7 @@
 
 tests/native/ground_truth.py writes harnesses for the 4.4-and-later header (`<P>_Kernel_Module_t`,
 `cute_dsl_<P>_wrapper`, loaders that take a pointer to the library slot).  A 4.3 export differs
-(emu/generation.py): `P_cuda_load(CUlibrary lib)` and `P_cuda_load_to_device(CUlibrary lib, int)` take
+(emu/dsl/generations.py): `P_cuda_load(CUlibrary lib)` and `P_cuda_load_to_device(CUlibrary lib, int)` take
 the handle itself, `_mlir_P_cuda_load{,_to_device}` get the handle's address in their packed
 arguments, the header declares `<P>_Kernel_Metadata_t` and `<P>_wrapper`, and its
 Kernel_Metadata_Load runs `_mlir_P_cuda_init` and then `_mlir_P_cuda_load` (stopping on an error:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from emu.inspection import inspect_object
+from emu.commands.inspect import inspect_object
 
 FIXTURES = ROOT / "tests" / "fixtures"
 _MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())

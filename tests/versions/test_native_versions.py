@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from emu.run import EntryNotRun, run_object
+from emu.run.session import EntryNotRun, run_object
 from tests.native import ground_truth as gt
 from tests.versions import native_43
 
@@ -110,6 +110,6 @@ def test_object_alone_matches_native(entry, variant, native, tmp_path):
     if entry["dsl_version"] == "4.3.5":
         assert "nvidia-cutlass-dsl 4.3.x" in message and "args_spec" in message and "_wrapper" in message, message
     elif "FullArgSpec" in message or "inspect.Signature" in message:
-        pytest.xfail(f"args_spec's FullArgSpec form is decoded by helper launch's emu/args_spec.py: {message}")
+        pytest.xfail(f"args_spec's FullArgSpec form is decoded by helper launch's emu/dsl/args_spec/reader.py: {message}")
     else:
         pytest.fail(f"the launch of {entry['path']} was refused: {message}")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
 from unicorn import arm64_const as arm64
 
-from ...fast_uc import reg_read64
-from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
+from ...emulator.unicorn_c import reg_read64
+from ...binary.memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTERS = tuple((f"x{n}", getattr(arm64, f"UC_ARM64_REG_X{n}")) for n in range(31)) + (
     ("sp", arm64.UC_ARM64_REG_SP), ("pc", arm64.UC_ARM64_REG_PC), ("nzcv", arm64.UC_ARM64_REG_NZCV))
@@ -42,7 +42,7 @@ class Aarch64Cpu:
 
     @staticmethod
     def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
-        """The shared entry path (see emu.memory_map) and the offset of its trap, the result load."""
+        """The shared entry path (see emu.binary.memory_map) and the offset of its trap, the result load."""
         def pair(first: int, second: int, word: int) -> int:      # stp x<first>, x<second>, [x17, #8 word]
             return 0xA9000000 | word << 15 | second << 10 | 17 << 5 | first
         words = [*_move32(17, frame), pair(0, 1, 0), pair(2, 3, 2), pair(4, 5, 4), pair(6, 7, 6),

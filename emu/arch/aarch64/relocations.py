@@ -9,7 +9,7 @@ built once here by the factories below and reused by every type that has that sh
 """
 from __future__ import annotations
 
-from ...relocation import Recipe, instruction_field, word
+from ...binary.relocation import Recipe, instruction_field, word
 
 
 def _adr_immediate(insn: int, imm21: int) -> int:

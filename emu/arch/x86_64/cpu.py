@@ -4,8 +4,8 @@ from __future__ import annotations
 from unicorn import UC_ARCH_X86, UC_MODE_64, Uc
 from unicorn import x86_const as x86
 
-from ...fast_uc import reg_read64
-from ...memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
+from ...emulator.unicorn_c import reg_read64
+from ...binary.memory_map import FRAME_RETURN, FRAME_SLOT, FRAME_SP
 
 REGISTER_NAMES = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
                   "r12", "r13", "r14", "r15", "rip", "eflags")
@@ -27,7 +27,7 @@ class X86_64Cpu:
 
     @staticmethod
     def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
-        """The shared entry path (see emu.memory_map) and the offset of its trap, the result load."""
+        """The shared entry path (see emu.binary.memory_map) and the offset of its trap, the result load."""
         def store(rex: int, reg: int, word: int) -> bytes:        # mov [frame + 8 word], reg64 (absolute disp32)
             return bytes((rex, 0x89, 0x04 | reg << 3, 0x25)) + (frame + 8 * word).to_bytes(4, "little")
         code = b"".join(store(rex, reg, word) for rex, reg, word in (

@@ -6,7 +6,7 @@ P (place), GOT (GOT base) and G (the symbol's slot offset from GOT).
 """
 from __future__ import annotations
 
-from ...relocation import Recipe, word
+from ...binary.relocation import Recipe, word
 
 R = Recipe
 TABLE: dict[int, Recipe] = {

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from emu.export import describe_export  # noqa: E402
-from emu.objfile import load_object  # noqa: E402
+from emu.dsl.exports import describe_export  # noqa: E402
+from emu.binary.elf.reader import load_object  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = ROOT / "tests" / "fixtures" / "cutlass-dsl-4.8.0"

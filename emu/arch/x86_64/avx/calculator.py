@@ -4,7 +4,7 @@ from __future__ import annotations
 from unicorn import UC_ARCH_X86, UC_MODE_64, UC_PROT_ALL, Uc
 from unicorn import x86_const as UX
 
-from ....fast_uc import mem_write
+from ....emulator.unicorn_c import mem_write
 
 CODE, DATA = 0x1000, 0x2000            # the twin's code; a memory operand's bytes
 MXCSR, EFLAGS = UX.UC_X86_REG_MXCSR, UX.UC_X86_REG_EFLAGS

@@ -8,8 +8,8 @@ binary16 results; vcvtph2ps converts binary16 subnormals exactly whatever DAZ sa
 """
 from __future__ import annotations
 
-from .ieee import (DE, F16, F32, IE, INF, QNAN, SNAN, ZERO, controls, decode, infinity, join, lanes,
-                   raise_flags, round_value)
+from .ieee import (DE, F16, F32, IE, INF, QNAN, SNAN, ZERO, controls, decode, infinity, join, lanes, raise_flags,
+                   round_value)
 from .operands import Immediate, Instruction, Memory, VectorRegister, is_evex
 from .vector_file import VectorFile
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from unicorn import UcError
 
-from ....fast_uc import mem_read, mem_write, reg_read_bytes
+from ....emulator.unicorn_c import mem_read, mem_write, reg_read_bytes
 from .errors import MemoryFault, MisalignedAccess
 from .operands import Instruction, Memory, VectorRegister
 from .semantics import Handler, move, move_aligned

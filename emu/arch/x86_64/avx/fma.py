@@ -10,8 +10,8 @@ gives that NaN without the invalid flag; 0*inf or inf-inf otherwise give the def
 """
 from __future__ import annotations
 
-from .ieee import (DE, F32, F64, FINITE, IE, INF, QNAN, RD, SNAN, ZERO, Format, controls, decode, infinity,
-                   join, lanes, quieted, raise_flags, round_value)
+from .ieee import (DE, F32, F64, FINITE, IE, INF, QNAN, RD, SNAN, ZERO, Format, controls, decode, infinity, join, lanes,
+                   quieted, raise_flags, round_value)
 from .operands import Instruction, vex_three_operands
 from .vector_file import VectorFile
 

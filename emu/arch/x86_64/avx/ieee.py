@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from unicorn import x86_const as UX
 
-from ....fast_uc import reg_read64, reg_write64
+from ....emulator.unicorn_c import reg_read64, reg_write64
 from .operands import Instruction
 from .vector_file import VectorFile
 

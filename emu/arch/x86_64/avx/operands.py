@@ -11,7 +11,7 @@ from capstone import x86_const as CX
 from unicorn import Uc, UcError
 from unicorn import x86_const as UX
 
-from ....fast_uc import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
+from ....emulator.unicorn_c import RegisterBatch, mem_read, mem_write, reg_read64, reg_write64
 from .errors import MemoryFault, UnsupportedInstruction
 from .vector_file import VectorFile
 

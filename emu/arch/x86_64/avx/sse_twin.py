@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from unicorn import x86_const as UX
 
-from ....fast_uc import mem_read, mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
+from ....emulator.unicorn_c import mem_read, mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
 from .calculator import CODE, DATA, EFLAGS, MXCSR
 from .calculator import calculator as shared_calculator
 from .ieee import DAZ, FTZ, flush_tiny

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from unicorn import Uc, UcError
 from unicorn import x86_const as UX
 
-from ....fast_uc import mem_read, reg_read64, reg_write64
+from ....emulator.unicorn_c import mem_read, reg_read64, reg_write64
 from ...base import ExtensionFault
 from .errors import UnsupportedInstruction
 from .vector_file import VectorFile

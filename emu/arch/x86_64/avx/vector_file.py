@@ -12,7 +12,7 @@ from __future__ import annotations
 from unicorn import Uc
 from unicorn import x86_const as UX
 
-from ....fast_uc import WideRegisterBatch, reg_clear_above, reg_read_bytes, reg_write_bytes
+from ....emulator.unicorn_c import WideRegisterBatch, reg_clear_above, reg_read_bytes, reg_write_bytes
 
 ZMM = tuple(getattr(UX, f"UC_X86_REG_ZMM{i}") for i in range(32))
 LOW16 = {reg: 1 << i for i, reg in enumerate(ZMM[:16])}     # the registers vzeroupper and vzeroall clear -> bit
@@ -30,7 +30,7 @@ class VectorFile:
         self.uc = uc
         self.wide = ALL16
         # Called with (address, size) for each memory load the unit carries out, when set: Unicorn's
-        # read hooks never see these loads (emu.machine.Machine.probe_reads).
+        # read hooks never see these loads (emu.emulator.machine.Machine.probe_reads).
         self.observer = None
         self._low16 = WideRegisterBatch(ZMM[:16])
         self.masks = [0] * 8                       # k0-k7 (AVX-512): Unicorn has none (avx512.py)

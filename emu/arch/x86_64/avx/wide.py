@@ -16,7 +16,7 @@ Cross-lane forms (vpermd, vpermq, vperm2f128...) are in Python (permute.py, sema
 """
 from __future__ import annotations
 
-from ....fast_uc import mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
+from ....emulator.unicorn_c import mem_write, reg_read64, reg_read_bytes, reg_write64, reg_write_bytes
 from .ieee import flush_tiny
 from .operands import Instruction
 from .calculator import DATA, EFLAGS, MXCSR, calculator as shared_calculator

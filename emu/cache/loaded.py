@@ -1,0 +1,50 @@
+"""Parse-and-relocate once: laid-out images cached in the process and on disk.
+
+In the process, by file identity (path, size, mtime); across processes, by content
+(see image_store), so a repeated run neither parses nor relocates.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+from . import image_store
+from ..arch import architecture
+from ..errors import ObjectFormatError
+from ..dsl.exports import Export, describe_export
+from ..binary.elf.relocatable import Image, build_image
+from ..binary.elf.reader import parse_object, read_object_bytes
+
+_CACHE: dict[tuple[str, int, int], tuple[Image, Export]] = {}
+_ABSOLUTE: dict[str, str] = {}     # absolute path as given -> normalised
+
+
+def load_image(path: str) -> tuple[Image, Export]:
+    """The relocated image and export description of an object file."""
+    path = str(path)
+    try:
+        stat = os.stat(path)
+    except OSError as error:
+        raise ObjectFormatError.unreadable(path, error) from None
+    absolute = _ABSOLUTE.get(path)
+    if absolute is None:
+        absolute = os.path.abspath(path)
+        if os.path.isabs(path) and len(_ABSOLUTE) < 4096:   # a relative path depends on the working directory
+            _ABSOLUTE[path] = absolute
+    key = (absolute, stat.st_size, stat.st_mtime_ns)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    raw = read_object_bytes(path, stat.st_size)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    cached = image_store.load(sha256, path)
+    if cached is None:
+        obj = parse_object(raw, path, sha256)
+        image = build_image(obj)
+        sites = architecture(obj.arch).cpu.extension_sites(image)
+        if sites:
+            image.extras["vector_sites"] = sites
+        cached = (image, describe_export(obj, image))
+        image_store.save(*cached)
+    _CACHE[key] = cached
+    return cached

@@ -1,0 +1,202 @@
+"""`python -m emu`: run scenarios, trace objects, print schemas.
+
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 bad input (an
+unreadable or invalid scenario or object), 3 a run stopped with a fault the scenario
+did not expect, 4 an internal error (a bug).  Errors are one paragraph on stderr,
+never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
+
+from ..errors import (EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_INTERNAL, EXIT_OK, EmuError,
+                      ObjectFormatError)
+
+
+COMMANDS = ("run", "trace", "inspect", "check", "serve", "schema")
+_PARSERS: dict[bool, argparse.ArgumentParser] = {}
+
+
+def _parser(with_probe: bool) -> argparse.ArgumentParser:
+    """The command line, built once per process (a served child finds it built by the server).
+
+    Only a process that may be a probe (or asks for help) gets the probe's command (its
+    arguments alone: emu.probe.cli_args imports nothing heavy).
+    """
+    if with_probe in _PARSERS:
+        return _PARSERS[with_probe]
+    parser = argparse.ArgumentParser(prog="python -m emu", description="Run CuTe DSL AOT export loaders on a CPU emulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run scenario files and check their expectations")
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    run.add_argument("--json", action="store_true", help="print the machine-readable result")
+    run.add_argument("--quiet", action="store_true", help="print only the expectation results")
+    trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
+    trace.add_argument("objects", nargs="+", metavar="OBJECT")
+    trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
+    trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
+                       "'{\"dynamic_shapes\": [1024]}'); repeatable")
+    trace.add_argument("--args", metavar="FILE.json", help='launch arguments {"args": {name: value}}; --arg wins')
+    trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+    inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
+    inspect.add_argument("object", metavar="OBJECT")
+    inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
+    check = commands.add_parser("check", help="check that the loaders apply every attribute kernel_info asks for")
+    check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
+    check.add_argument("--json", action="store_true", help="print the full machine-readable result")
+    check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+    serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
+    serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
+    serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
+    schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
+    schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
+    if with_probe:
+        from ..probe.cli_args import add_probe_parser
+        add_probe_parser(commands)
+    _PARSERS[with_probe] = parser
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser(with_probe=not argv or argv[0] not in COMMANDS)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_BAD_INPUT if exit_.code else EXIT_OK
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "trace":
+            return _trace(args)
+        if args.command == "inspect":
+            return _inspect(args)
+        if args.command == "check":
+            return _check(args)
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "probe":
+            from ..probe.command import probe_command
+            return probe_command(args)
+        return _schema(args)
+    except EmuError as error:
+        print(f"emu: error: {error.render()}", file=sys.stderr)
+        return error.exit_code
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("emu: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug in emu: still one paragraph, never a traceback
+        print(f"emu: internal error: {type(error).__name__}: {error}. This is a bug in emu; "
+              "please report it with the command and input that caused it.", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(args) -> int:
+    from ..scenario.load import load_scenarios
+    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
+    from .report import print_scenario           # the emulator and the report: only once every file is valid
+    from ..scenario.runner import run_scenario
+
+    results = [run_scenario(scenario) for scenario in loaded]
+    if args.json:
+        _print_json({"passed": all(r.passed for r in results), "scenarios": [r.model_dump(mode="json") for r in results]})
+    else:
+        for result in results:
+            print_scenario(result, quiet=args.quiet)
+    if any(r.faulted for r in results):
+        return EXIT_FAULT
+    return EXIT_OK if all(r.passed for r in results) else EXIT_EXPECTATION_FAILED
+
+
+def _trace(args) -> int:
+    if args.devices is None and not args.arg and not args.args:   # nothing else can fail before the first object is read
+        _readable(args.objects[0])
+    from .launch_args import launch_args_from_cli
+
+    runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
+    launch_args = launch_args_from_cli(args.arg, args.args)
+    from ..api import trace
+    from .render import show_run
+    from ..run.session import EntryNotRun
+
+    runs, stopped = [], []
+    for path in args.objects:
+        try:
+            runs.append(trace(path, runtime=runtime, launch_args=launch_args))
+        except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
+            runs.append(reason.run)
+            stopped.append(reason)
+    if args.json:
+        _print_json([r.model_dump(mode="json") for r in runs])
+    else:
+        for run in runs:
+            print("\n".join(show_run(run)))
+    for reason in stopped:
+        print(f"emu: error: {reason.render()}", file=sys.stderr)
+    if stopped:
+        return EXIT_BAD_INPUT if any(r.exit_code == EXIT_BAD_INPUT for r in stopped) else stopped[0].exit_code
+    return EXIT_FAULT if any(r.fault for r in runs) else EXIT_OK
+
+
+def _print_json(value) -> None:
+    """Print plain JSON data, indented: pydantic-core's encoder writes it several times faster than `json`'s."""
+    from pydantic_core import to_json
+    print(to_json(value, indent=1).decode())
+
+
+def _inspect(args) -> int:
+    _readable(args.object)
+    from .inspect import inspect_object, show_inspect
+    result = inspect_object(args.object)
+    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
+    return EXIT_OK
+
+
+def _readable(path: str) -> None:
+    """Fail as reading the object would, before importing the emulator: a path that does not resolve."""
+    try:
+        os.stat(path)
+    except OSError as error:                  # opening it would fail with the same error
+        raise ObjectFormatError.unreadable(path, error) from None
+
+
+def _check(args) -> int:
+    from .check import check_objects, find_objects, show_check, stderr_progress
+    objects, directories = find_objects(args.paths)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
+    for obj in result.objects:
+        if obj.error:
+            print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)
+    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_check(result, directories)))
+    return result.exit_code
+
+
+def _serve(args) -> int:
+    from ..server import serve
+    if args.stop:
+        return serve.stop()
+    if args.status:
+        return serve.status()
+    _parser(with_probe=False)                 # built once, before the server forks its children
+    return serve.serve(main)
+
+
+def _schema(args) -> int:
+    import json
+    from .schema import schemas
+    chosen = schemas() if args.which == "all" else {args.which: schemas()[args.which]}
+    print(json.dumps(chosen, indent=1, sort_keys=True))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Human-readable text for calls, patterns and runs (enum numbers shown with their names)."""
+from __future__ import annotations
+
+from typing import Any
+
+from stub_models.enums import CudaError, enum_label
+
+from ..run.trace import CallRecord, ObjectRun
+
+
+def param_kinds(symbol: str) -> dict[str, Any]:
+    from ..stubs.dispatch import stub_model
+    model = stub_model(symbol)
+    return {p.name: p.c for p in model.params()} if model else {}
+
+
+def show_launch_config(config: dict) -> str:
+    """`{grid=(2,1,1) block=(128,1,1) smem=512 stream=0x5000 attrs=[...]}`; partial configs (patterns) too."""
+    def dims(values) -> str:
+        return "(" + ",".join(str(v) for v in values) + ")"
+    parts = []
+    for key, label in (("gridDim", "grid"), ("blockDim", "block")):
+        if key in config:
+            parts.append(f"{label}={dims(config[key])}")
+    if "dynamicSmemBytes" in config:
+        parts.append(f"smem={config['dynamicSmemBytes']}")
+    if "stream" in config:
+        parts.append(f"stream={config['stream']:#x}")
+    if "attrs" in config:
+        attrs = []
+        for attribute in config["attrs"]:
+            fields = attribute.get("value", {})
+            shown = dims(fields.values()) if len(fields) > 1 else next(iter(fields.values()), "")
+            attrs.append(f"{attribute.get('name') or attribute.get('id')}={shown}")
+        parts.append(f"attrs=[{', '.join(attrs)}]")
+    parts.extend(f"{k}={v}" for k, v in config.items() if k not in ("gridDim", "blockDim", "dynamicSmemBytes", "stream", "attrs"))
+    return "{" + " ".join(parts) + "}"
+
+
+def show_value(value: Any, c=None) -> str:
+    if isinstance(value, dict) and c is not None and c.struct == "cudaLaunchConfig_t":
+        return show_launch_config(value)
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int) and c is not None:
+        if c.enum is not None:
+            return enum_label(c.enum, value)
+        if c.kind in ("handle", "ptr", "out", "struct"):
+            return f"{value:#x}"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(show_value(v) for v in value) + "]"
+    return str(value)
+
+
+def show_ret(value: int) -> str:
+    return enum_label(CudaError, value) if value else "0 SUCCESS"
+
+
+def show_call(call: CallRecord, with_caller: bool = True) -> str:
+    kinds = param_kinds(call.symbol)
+    args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
+                     if kinds.get(name) is None or kinds[name].kind != "out")
+    from ..stubs.dispatch import stub_model
+    libc = getattr(stub_model(call.symbol), "api", None) == "libc"
+    if libc and "text" in call.args:              # output: the text written says it all
+        args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
+                         + [f"text={call.args['text']!r}"])
+    text = f"{call.symbol}({args}) -> {call.ret:#x}" if libc and call.ret > 0xFFFF else \
+        f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
+    if call.outputs:
+        text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
+                                    for k, v in call.outputs.items())
+    if call.injected:
+        text += "  [injected]"
+    if with_caller:
+        text += f"  [{call.caller}]"
+    return text
+
+
+def show_run(run: ObjectRun) -> list[str]:
+    lines = [f"{run.object} ({run.arch}, prefix {run.prefix})"]
+    position = 0
+    for entry in run.entries:
+        for call in run.calls[position:entry.first_call]:      # calls made by header code between entries
+            lines.append(f"  {show_call(call)}")
+        label = entry.entry + (f"(device={entry.args['device']})" if "device" in entry.args else "")
+        result = show_ret(entry.returned) if entry.fault is None else f"FAULT {entry.fault.kind}"
+        lines.append(f"  {label} -> {result}")
+        if entry.launch:
+            lines.append(f"    {show_launch_args(entry.launch)}")
+        for call in run.calls[entry.first_call:entry.end_call]:
+            lines.append(f"    {show_call(call)}")
+        position = entry.end_call
+        if entry.fault is not None:
+            lines.extend(show_fault_lines(entry.fault))
+    return lines
+
+
+def show_launch_args(launch: dict) -> str:
+    """`args (header): a={data=0xd0000000 dynamic_shapes=[128,128]} n=1 stream=0x5000`."""
+    def value(v) -> str:
+        if isinstance(v, dict):
+            return "{" + " ".join(f"{k}={v[k]:#x}" if k == "data" else f"{k}={value(v[k])}" for k in v) + "}"
+        if isinstance(v, list):
+            return "[" + ",".join(value(i) for i in v) + "]"
+        return str(v)
+    source = launch.get("signature", "?") + (f", {launch['args_file']}" if launch.get("args_file") else "")
+    given = set(launch.get("given") or ())
+    args = " ".join(f"{name}{'' if name in given else '~'}={value(v)}" for name, v in launch.get("args", {}).items())
+    return f"args ({source}; ~ = default): {args}" if args else f"args ({source}): none"
+
+
+def show_fault_lines(fault) -> list[str]:
+    lines = [f"    fault: {fault.kind}: {fault.message}"]
+    if fault.instruction:
+        lines.append(f"    instruction: {fault.instruction}")
+    if fault.registers:
+        regs = " ".join(f"{k}={v:#x}" for k, v in fault.registers.items())
+        lines.append(f"    registers: {regs}")
+    return lines

@@ -1,0 +1,88 @@
+"""The entry points emu can run: the one list of their names, symbols and arguments.
+
+Plain loaders take the library (a pointer to its slot, or the handle itself in 4.3
+exports: see emu.dsl.generations) and a device; the `_mlir_` packed forms take one pointer
+to a struct of pointers, exactly as the generated header builds it; `module_load` is
+the header's Kernel_Module_Load (Kernel_Metadata_Load in 4.3) sequence; `launch` is the
+launch wrapper the header calls.  Everything else (scenario validation, the export's
+symbol for an entry, inspect's entry list, run's dispatch) reads ENTRY_KINDS.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# How far one entry may run before it stops with a fault (emu.emulator.machine enforces them; defined
+# here so that a scenario's defaults are read without importing the emulator).
+DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
+DEFAULT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class EntryKind:
+    name: str
+    symbol: str | None        # "{prefix}_cuda_load" etc.; None: no single function (module_load, launch)
+    packed: bool = False      # the `_mlir_` form: one pointer to a struct of argument pointers
+    takes_device: bool = False
+    loads: bool = False       # a cuda_load form: takes the library as the export's generation says
+
+
+ENTRY_KINDS = (
+    EntryKind("cuda_init", "{prefix}_cuda_init"),
+    EntryKind("cuda_load", "{prefix}_cuda_load", loads=True),
+    EntryKind("cuda_load_to_device", "{prefix}_cuda_load_to_device", takes_device=True, loads=True),
+    EntryKind("mlir_cuda_init", "_mlir_{prefix}_cuda_init", packed=True),
+    EntryKind("mlir_cuda_load", "_mlir_{prefix}_cuda_load", packed=True, loads=True),
+    EntryKind("mlir_cuda_load_to_device", "_mlir_{prefix}_cuda_load_to_device", packed=True, takes_device=True, loads=True),
+    EntryKind("module_load", None),
+    EntryKind("launch", None),
+)
+KINDS = {kind.name: kind for kind in ENTRY_KINDS}
+ENTRY_NAMES = tuple(KINDS)
+LOADER_KINDS = tuple(kind for kind in ENTRY_KINDS if kind.symbol)
+EntryName = Literal[ENTRY_NAMES]      # type: ignore[valid-type]
+TAKES_DEVICE = frozenset(kind.name for kind in ENTRY_KINDS if kind.takes_device)
+
+
+class EntrySpec(BaseModel):
+    """One entry to run. In YAML: `cuda_load`, or `cuda_load_to_device: {device: 1}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: EntryName = Field(description="which entry point to call")
+    device: int | None = Field(default=None, ge=0, description="device argument for *_cuda_load_to_device (default 0)")
+    args: dict[str, Any] | None = Field(default=None, description="launch only: arguments by parameter name (a number for a "
+                                        "scalar, an int for the stream, {data, dynamic_shapes, dynamic_strides} or {shape, "
+                                        "stride, data} for a tensor); the rest get defaults")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_forms(cls, value):
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and len(value) == 1 and "name" not in value:
+            (name, args), = value.items()
+            return {"name": name, **(args or {})}
+        return value
+
+    @model_validator(mode="after")
+    def _device_only_where_taken(self):
+        if self.device is not None and self.name not in TAKES_DEVICE:
+            raise ValueError(f"entry {self.name} takes no device argument")
+        if self.args is not None and self.name != "launch":
+            raise ValueError(f"entry {self.name} takes no args (only launch does)")
+        return self
+
+    def label(self) -> str:
+        return f"{self.name}(device={self.device or 0})" if self.name in TAKES_DEVICE else self.name
+
+
+DEFAULT_ENTRIES = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+
+
+def loaders_for_devices(device_count: int) -> list[EntrySpec]:
+    """cuda_init, cuda_load, then cuda_load_to_device for every device: what `trace` and `check` run."""
+    return ([EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load")]
+            + [EntrySpec(name="cuda_load_to_device", device=d) for d in range(device_count)])

@@ -1,0 +1,169 @@
+"""An image's segments in one emulator, mapped and swapped touching Unicorn as little as possible.
+
+One emulator runs every object of its architecture in turn (emu.emulator.machine).  Code and
+read-only data in a content-chosen slot (emu.binary.memory_map, emu.binary.elf.relocatable) stay mapped: the
+slots of the object that ran before are only made inaccessible, so Unicorn's translations
+of its code survive for the next time it runs, nothing is unmapped and mapped again when
+sizes differ, and a stray access into them still faults (up to `MAX_HELD_SLOTS` per class: then the slot
+used longest ago is unmapped).  The other classes keep their
+mapping while the next segment has the same size and are rewritten only when their bytes
+differ (writable data always, since a run changes it).  Rewriting code drops Unicorn's
+translations of the bytes that changed (it does not always drop those made from the old
+bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
+translation's space in Unicorn's code buffer comes back only when the whole buffer is
+flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
+alternating in one slot would otherwise grow the process by tens of KiB per switch.
+"""
+from __future__ import annotations
+
+from unicorn import UC_PROT_NONE, Uc
+
+from .unicorn_c import HostBacked, mem_protect, mem_write
+from ..binary.elf.relocatable import PERM_R, PERM_W, PERM_X, Image, Segment
+from ..binary.memory_map import CODE_SLOTS_BASE, RODATA_SLOTS_BASE
+
+FLUSH_AFTER_REWRITES = 64
+# Every change to Unicorn's memory map rebuilds its flat view of every region mapped (mapping a
+# region took about 0.05 ms with 100 mapped, 0.5 ms with 1,000 and 2 ms with 2,000 here): past
+# this many slots held per class (code, read-only data) the one used longest ago is unmapped,
+# so that `check` of a directory of thousands of exports does not slow down object by object.
+# A warm loop over fewer distinct objects than this keeps every translation.
+MAX_HELD_SLOTS = 128
+
+
+def changed_ranges(old: bytes, new: bytes, chunk: int = 64) -> list[tuple[int, int]]:
+    """The [start, end) offsets where two equally long codes differ, in merged runs of `chunk`-byte blocks.
+
+    Unicorn drops a translation when its range is removed from the cache; one made only
+    from bytes that did not change stays valid, so only these ranges need removing.
+    """
+    ranges: list[tuple[int, int]] = []
+    old_view, new_view = memoryview(old), memoryview(new)
+    for start in range(0, len(new), chunk):
+        if old_view[start:start + chunk] != new_view[start:start + chunk]:
+            end = min(start + chunk, len(new))
+            if ranges and ranges[-1][1] == start:
+                ranges[-1] = (ranges[-1][0], end)
+            else:
+                ranges.append((start, end))
+    return ranges
+
+
+class ImageMapping:
+    """The segments of the image loaded last, and every slot an image loaded before left mapped."""
+
+    def __init__(self, uc: Uc) -> None:
+        self.uc = uc
+        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
+        self._code_slots: dict[int, bytes] = {}                    # code slot address -> code bytes mapped there
+        self._active_code: int | None = None
+        self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
+        self._active_rodata: HostBacked | None = None
+        self.rewrites = 0                      # code rewrites since Unicorn's code buffer was last flushed
+
+    def drop_translations(self, address: int, ranges: list[tuple[int, int]]) -> None:
+        """Unicorn forgets what it translated from these [start, end) offsets of the code at `address`."""
+        self.rewrites += 1
+        if self.rewrites >= FLUSH_AFTER_REWRITES:
+            self.uc.ctl_flush_tb()             # gives the buffer's space back (see the module's docstring)
+            self.rewrites = 0
+            return
+        for start, end in ranges:
+            self.uc.ctl_remove_cache(address + start, address + end)
+
+    def load(self, image: Image) -> Segment | None:
+        """Map `image`'s segments in place of the last image's; its code segment, if any."""
+        wanted = {segment.perms: segment for segment in image.segments}
+        code = wanted.get(PERM_R | PERM_X)
+        if code is not None and code.address >= CODE_SLOTS_BASE:
+            del wanted[PERM_R | PERM_X]
+            self._enter_code_slot(code)
+        elif self._active_code is not None:
+            mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
+            self._active_code = None
+        rodata = wanted.get(PERM_R)
+        if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
+            del wanted[PERM_R]
+            self._enter_rodata_slot(rodata)
+        elif self._active_rodata is not None:
+            self._active_rodata.protect(self.uc, UC_PROT_NONE)
+            self._active_rodata = None
+        self._map_regions(wanted)
+        return code
+
+    def _map_regions(self, wanted: dict[int, Segment]) -> None:
+        """The classes without a slot: one region each at its fixed address."""
+        for perms in list(self._mapped):
+            region = self._mapped[perms][0]
+            segment = wanted.get(perms)
+            if segment is None or segment.address != region.address or len(segment.data) != region.size:
+                del self._mapped[perms]
+                region.unmap(self.uc)
+        for perms, segment in wanted.items():
+            current = self._mapped.get(perms)
+            if current is None:
+                region = HostBacked(self.uc, segment.address, len(segment.data), perms)
+            elif current[1] == segment.data and not perms & PERM_W:
+                continue
+            else:
+                region = current[0]
+            region.view[:] = segment.data
+            if current is not None and perms & PERM_X:
+                self.drop_translations(segment.address, [(0, len(segment.data))])
+            self._mapped[perms] = (region, segment.data)
+
+    def _enter_code_slot(self, code: Segment) -> None:
+        address, data = code.address, code.data
+        if self._active_code is not None and self._active_code != address:
+            mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
+        held = self._code_slots.pop(address, None)        # entered again: now the most recently used
+        if held is not None and len(held) != len(data):
+            self._unmap_code_slot(address, held)
+            held = None
+        if held is None:
+            while len(self._code_slots) >= MAX_HELD_SLOTS:
+                oldest = next(iter(self._code_slots))
+                self._unmap_code_slot(oldest, self._code_slots.pop(oldest))
+            # Mapped writable, written, then made executable: writing a read-only region makes
+            # Unicorn rebuild its memory map twice (writable and back), this once.
+            self.uc.mem_map(address, len(data), PERM_R | PERM_W)
+            mem_write(self.uc, address, data)
+            mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
+        else:
+            if self._active_code != address:
+                mem_protect(self.uc, address, len(data), PERM_R | PERM_X)
+            if held != data:                      # another object's code in this slot
+                mem_write(self.uc, address, data)
+                self.drop_translations(address, changed_ranges(held, data))
+        self._code_slots[address] = data
+        self._active_code = address
+
+    def _unmap_code_slot(self, address: int, held: bytes) -> None:
+        """Unmap a code slot; its translations go too, and count toward the next flush."""
+        self.drop_translations(address, [(0, len(held))])
+        self.uc.mem_unmap(address, len(held))
+        if self._active_code == address:
+            self._active_code = None
+
+    def _enter_rodata_slot(self, segment: Segment) -> None:
+        address, data = segment.address, segment.data
+        active = self._active_rodata
+        if active is not None and active.address != address:
+            active.protect(self.uc, UC_PROT_NONE)
+        held = self._rodata_slots.pop(address, None)      # entered again: now the most recently used
+        if held is not None and held[0].size != len(data):
+            held[0].unmap(self.uc)
+            held = None
+        if held is None:
+            while len(self._rodata_slots) >= MAX_HELD_SLOTS:
+                self._rodata_slots.pop(next(iter(self._rodata_slots)))[0].unmap(self.uc)
+            region = HostBacked(self.uc, address, len(data), PERM_R)
+            region.view[:] = data
+        else:
+            region = held[0]
+            if region is not active:
+                region.protect(self.uc, PERM_R)
+            if held[1] != data:                   # another object's read-only data in this slot
+                region.view[:] = data
+        self._rodata_slots[address] = (region, data)
+        self._active_rodata = region

@@ -1,0 +1,171 @@
+"""Run entries of one object against a fresh CUDA runtime model and collect an ObjectRun.
+
+Each entry is called as the export's own header calls it: the loaders of a 4.3 export take
+the library handle by value, later ones a pointer to its slot (emu.dsl.generations).
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+from ..arch import architecture
+from ..cuda.config import RuntimeConfig
+from ..cuda.loading import library_image
+from ..cuda.runtime import CudaRuntime
+from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
+from ..errors import BadInput, EmuError, ObjectFormatError
+from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
+from ..cache.loaded import load_image
+from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
+from ..stubs.dispatch import StubDispatcher
+from ..support.hotpath import build_record
+from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
+
+
+class ObjectSession:
+    """The memory one object run shares across its entries: the library slot and packed args."""
+
+    def __init__(self, machine: Machine, library_handle: int):
+        self.machine = machine
+        base = machine.host.cursor = (machine.host.cursor + 15) & ~15
+        # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
+        self.library_slot, self.library_pointer, self.ret_slot, self.device_slot = base, base + 8, base + 16, base + 24
+        machine.host.alloc(struct.pack("<QQii", library_handle, self.library_slot, 0, 0), align=16)
+
+    def packed(self, *pointers: int) -> int:
+        return self.machine.host.alloc(struct.pack(f"<{len(pointers)}Q", *pointers))
+
+    def read_ret(self) -> int:
+        return struct.unpack("<i", self.machine.host.read(self.ret_slot, 4))[0]
+
+    def read_library(self) -> int:
+        return struct.unpack("<Q", self.machine.host.read(self.library_slot, 8))[0]
+
+
+def run_object(path: str, config: RuntimeConfig | None = None, entries: list[EntrySpec] | None = None,
+               budget: int = DEFAULT_BUDGET, timeout_s: float = DEFAULT_TIMEOUT_S) -> ObjectRun:
+    """Run `entries` in order; an entry that cannot be built raises EntryNotRun holding what ran before it."""
+    config = config or RuntimeConfig()
+    entries = DEFAULT_ENTRIES if entries is None else entries
+    image, export = load_image(path)
+    arch = architecture(image.obj.arch)
+    machine = machine_for(arch)
+    machine.load(image)
+    runtime = CudaRuntime(config, export.kernels, library_image(image))
+    dispatcher = StubDispatcher(runtime, machine.set_stub_result)
+    machine.dispatcher = dispatcher
+    session = ObjectSession(machine, config.library_handle)
+    runs: list[EntryRun] = []
+
+    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None) -> bool:
+        symbol = export.entry_symbol(entry)
+        address = image.functions.get(symbol)
+        if address is None:
+            raise ObjectFormatError(f"the export has no function {symbol} for entry {entry}", path=path)
+        dispatcher.entry = entry
+        if packed_ret:
+            machine.host.write(session.ret_slot, struct.pack("<i", -1))
+        first_call = len(dispatcher.calls)
+        outcome = machine.call(address, args, budget, timeout_s)
+        returned = outcome.returned
+        if packed_ret and outcome.fault is None:
+            returned = session.read_ret()
+        runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
+                                              fault=outcome.fault,
+                                              first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
+        return outcome.fault is None
+
+    def result() -> ObjectRun:
+        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch, prefix=export.prefix,
+                                          entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
+
+    for spec in entries:
+        try:
+            ok = _run_entry(spec, call, session, export, runtime, dispatcher, path)
+        except EmuError as error:
+            raise EntryNotRun(spec.label(), error, _explained(error, export, spec.name, path), result()) from None
+        if not ok:
+            break
+    return result()
+
+
+class EntryNotRun(BadInput):
+    """An entry could not be started (e.g. the launch's arguments cannot be built); `run` holds what ran before it."""
+
+    def __init__(self, entry: str, cause: EmuError, message: str, run: ObjectRun):
+        self.entry, self.cause, self.run = entry, cause, run
+        self.exit_code = cause.exit_code
+        ran = f"; the {len(run.entries)} entries before it ran and are traced" if run.entries else ""
+        super().__init__(f"entry {entry} was not run: {message.rstrip('.')}{ran}", path=cause.path)
+
+
+def _explained(error: EmuError, export, entry: str, path: str) -> str:
+    """The cause, with what the export's generation lacks when that is why (4.3 exports have no args_spec)."""
+    header = os.path.splitext(path)[0] + ".h"
+    if export.format == "4.3" and entry == "launch" and not os.path.isfile(header):
+        return (f"{error.message.rstrip('.')} (a 4.3 export, from nvidia-cutlass-dsl 4.3.x, has no {export.prefix}_args_spec: "
+                f"its header's {export.header_wrapper}, {os.path.basename(header)}, is the only description of the "
+                "launch arguments)")
+    return error.message
+
+
+def _library_argument(session: ObjectSession, by_value: bool) -> int:
+    """What a cuda_load form gets for the library: the handle itself (4.3) or the address of its slot."""
+    return session.read_library() if by_value else session.library_slot
+
+
+def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: CudaRuntime,
+               dispatcher: StubDispatcher, path: str) -> bool:
+    name, device = spec.name, spec.device or 0
+    kind = KINDS[name]
+    if name == "module_load":
+        return _module_load(call, session, runtime, dispatcher, export, path)
+    if name == "launch":
+        from ..abi.ciface import run_launch
+        return run_launch(call, session, export, path, spec.args)
+    by_value = kind.loads and export.library_by_value
+    if kind.loads and by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol(name), prefix=export.prefix), path=path)
+    shown = {"device": device} if kind.takes_device else {}
+    if not kind.packed:
+        library = _library_argument(session, by_value)
+        return call(name, [library, device] if kind.takes_device else [library], shown)
+    # packed: a pointer to each argument; the library argument is the slot (by value) or libraryPtr
+    pointers = [session.library_slot if by_value else session.library_pointer]
+    if kind.takes_device:
+        session.machine.host.write(session.device_slot, struct.pack("<i", device))
+        pointers.append(session.device_slot)
+    return call(name, [session.packed(*pointers, session.ret_slot)], shown, packed_ret=True)
+
+
+def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, export, path: str) -> bool:
+    """The header's module load, as the export's generation writes it.
+
+    4.4 and later (Kernel_Module_Load): init once, then load_to_device for every device.  The
+    header calls cudaGetDeviceCount itself (not through the object); emu records that call too,
+    with caller `header`, since its answer decides how many devices get loaded.
+    4.3 (Kernel_Metadata_Load): init, and on success `_mlir_<prefix>_cuda_load` with the handle by
+    value (the header exits the process on an error).  The header's own driver calls after it
+    (cuCtxGetDevice, cuLibraryEnumerateKernels, cuKernelSetAttribute of attribute 8) are C in the
+    header, not in the object: emu does not run them.
+    """
+    call_format = FORMATS[export.format]
+    if call_format.library_by_value is None:
+        raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol("mlir_cuda_load_to_device"),
+                                                          prefix=export.prefix), path=path)
+    if not call("mlir_cuda_init", [session.packed(session.library_pointer, session.ret_slot)], {}, packed_ret=True):
+        return False
+    if not call_format.module_load_per_device:
+        if session.read_ret() != 0:
+            return True
+        return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
+    count = runtime.config.device_count
+    dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
+                                                        symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
+                                                        ret=0, injected=False, caller="header Kernel_Module_Load")))
+    packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
+    for device in range(count):
+        session.machine.host.write(session.device_slot, struct.pack("<i", device))
+        if not call("mlir_cuda_load_to_device", [packed], {"device": device}, packed_ret=True):
+            return False
+    return True

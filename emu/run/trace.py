@@ -1,0 +1,74 @@
+"""The trace: typed records of every stub call and every entry run.
+
+These models are emu's JSON contract (`python -m emu schema` prints their JSON Schema);
+field names and meanings only ever grow.  Argument values are plain JSON: integers
+(handles and pointers too), decoded C strings, and decoded structs as objects.
+"""
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..arch import NAMES
+from ..cuda.runtime import RuntimeSnapshot
+from ..support.model import Model
+
+TRACE_VERSION = 1
+
+
+class CallRecord(Model):
+    """One call from the object into a stubbed (or missing) symbol."""
+
+    index: int = Field(description="position of this call in the object's run, from 0")
+    entry: str = Field(description="the entry that was running (cuda_load, cuda_load_to_device, ...)")
+    symbol: str = Field(description="the undefined symbol called, e.g. _cudaFuncSetAttribute")
+    args: dict[str, Any] = Field(description="arguments by their CUDA parameter names: integers, decoded C strings, decoded structs")
+    outputs: dict[str, int] = Field(default_factory=dict, description="values the stub wrote through out-parameters, by parameter name")
+    ret: int = Field(description="the value returned (a cudaError_t / CUresult)")
+    injected: bool = Field(default=False, description="true when the scenario injected this return value")
+    caller: str = Field(description="the return address as function+offset inside the object")
+
+
+class Fault(Model):
+    """Why an entry stopped before returning."""
+
+    kind: Literal["unmapped_read", "unmapped_write", "unmapped_fetch", "protected_read", "protected_write",
+                  "protected_fetch", "invalid_instruction", "unsupported_instruction", "instruction_budget",
+                  "timeout", "missing_stub", "stub_error", "cpu_exception", "exit", "abort"] = Field(description="what went wrong")
+    message: str = Field(description="one-paragraph explanation")
+    address: int | None = Field(default=None, description="the faulting data address, where there is one")
+    pc: int | None = Field(default=None, description="the program counter at the fault")
+    location: str | None = Field(default=None, description="the program counter as function+offset")
+    instruction: str | None = Field(default=None, description="the disassembled instruction at the program counter")
+    registers: dict[str, int] = Field(default_factory=dict, description="general registers at the fault")
+
+
+class EntryRun(Model):
+    """One entry point run from a fresh stack to its return (or a fault)."""
+
+    entry: str = Field(description="entry name: cuda_init, cuda_load, cuda_load_to_device, mlir_cuda_init, mlir_cuda_load_to_device, module_load, launch")
+    function: str = Field(description="the object symbol that was called")
+    args: dict[str, int] = Field(default_factory=dict, description="the arguments the entry was given (device, ...)")
+    returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); null on a fault")
+    fault: Fault | None = Field(default=None, description="set when the entry did not return")
+    first_call: int = Field(default=0, description="index of the entry's first call in ObjectRun.calls")
+    end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
+    launch: dict[str, Any] | None = Field(default=None, description="launch only: the arguments it ran with, "
+                                          "{signature: header|args_spec, args: {parameter: value as written}, given: [names the "
+                                          "user set], layouts: {tensor: its struct's C fields}, args_file: the "
+                                          "<prefix>.args.json read, or null}")
+
+
+class ObjectRun(Model):
+    """Everything one object did in one run."""
+
+    trace_version: int = Field(default=TRACE_VERSION, description="version of this JSON contract")
+    object: str = Field(description="path of the object file")
+    arch: Literal[NAMES] = Field(description="the object's host architecture")
+    prefix: str = Field(description="the export prefix detected from the symbols")
+    entries: list[EntryRun] = Field(description="entries in the order they ran")
+    calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")
+    state: RuntimeSnapshot = Field(default_factory=RuntimeSnapshot, description="the CUDA runtime model's state after the run")
+
+    @property
+    def fault(self) -> Fault | None:
+        return next((e.fault for e in self.entries if e.fault), None)

@@ -1,0 +1,246 @@
+"""Stub dispatch: from a trapped call to a recorded, answered call.
+
+For each call into a stub slot (whose raw arguments the machine read by the calling
+convention): decode them by the stub model's markers, apply an injected error or run the runtime
+model's behaviour, write out-parameters into emulated memory, set the return register
+and append a CallRecord.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+from stub_models import CATALOGUE, LIBC_CATALOGUE, CudaCall
+from unicorn import Uc, UcError
+
+from ..cuda.behaviours import BEHAVIOURS, default_behaviour
+from ..cuda.runtime import CudaRuntime
+from ..errors import StubFailure
+from ..emulator.unicorn_c import mem_read, mem_write
+from ..support.hotpath import generated_function, record_factory, record_lines, record_names
+from .libc import LIBC_BEHAVIOURS, LibcState
+from ..binary.memory_map import stub_address
+from ..run.trace import CallRecord
+from .cuda_structs import DECODERS
+
+# How an out-parameter's pointee is stored: its packing, and the mask an unsigned one is cut to
+# (a signed one is packed as it is: struct refuses a value out of its range).
+_STORE = {"i32": ("<i", None), "u32": ("<I", 0xFFFFFFFF), "i64": ("<q", None), "u64": ("<Q", (1 << 64) - 1),
+          "size": ("<Q", (1 << 64) - 1), "handle": ("<Q", (1 << 64) - 1)}
+MAX_CSTRING = 4096
+
+
+def stub_model(symbol: str) -> type[CudaCall] | None:
+    """The model of a stubbed symbol: a C library function host code calls (emu.stubs.libc), else a CUDA wrapper.
+
+    Looked up per symbol, never merged into one table: the CUDA catalogue builds a model
+    only when its symbol is looked up, and building all 64 costs a process about 0.1 s.
+    """
+    return LIBC_CATALOGUE.get(symbol) or CATALOGUE.get(symbol)
+
+
+def read_c_string(uc: Uc, address: int) -> str | None:
+    if address == 0:
+        return None
+    chunks = []
+    for offset in range(0, MAX_CSTRING, 64):
+        try:
+            chunk = mem_read(uc, address + offset, 64)
+        except UcError:
+            chunk = b""
+            for i in range(64):          # the string may end just before unmapped memory
+                try:
+                    chunk += mem_read(uc, address + offset + i, 1)
+                except UcError:
+                    raise StubFailure(f"C string at {address:#x} runs into unmapped memory at {address + offset + i:#x}") from None
+                if chunk.endswith(b"\0"):
+                    break
+        end = chunk.find(b"\0")
+        if end >= 0:
+            chunks.append(chunk[:end])
+            return b"".join(chunks).decode("utf-8", "replace")
+        chunks.append(chunk)
+    raise StubFailure(f"C string at {address:#x} is longer than {MAX_CSTRING} bytes")
+
+
+class _Plan:
+    """What answering one symbol needs, worked out once per model (the hot path runs it)."""
+
+    __slots__ = ("model", "params", "arity", "stores", "decode", "host")
+
+    def __init__(self, model: type[CudaCall]):
+        self.model = model
+        self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
+        self.arity = len(self.params)
+        self.stores = {p.name: _store(p.c.pointee or "u64") for p in model.params() if p.c.kind == "out"}
+        self.decode = _compile_decoder(self.params, model)
+        self.host = LIBC_BEHAVIOURS.get(model.symbol)   # a C library function: acts on emulated memory
+
+
+# How each argument kind turns a raw 64-bit register or stack value into its JSON value;
+# kinds not listed (pointers, handles, sizes, out-parameters) pass through unchanged.
+_CONVERSIONS = {
+    "i32": "((({v}) & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000",
+    "u32": "({v}) & 0xFFFFFFFF",
+    "i64": "(({v}) ^ 0x8000000000000000) - 0x8000000000000000",
+    "cstr": "read_c_string(uc, {v})",
+    "struct": "read_struct({name!r}, {struct!r}, {v}, uc)",
+}
+
+
+def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None):
+    """`decode(raw, uc) -> {name: value}` for one model, as straight-line code.
+
+    A stub call decodes its arguments on every call; one generated expression per
+    argument (see hotpath) costs a third of a loop that tests each argument's kind.
+    Given the model, decode returns `(arguments, values)` instead: the model instance
+    for behaviours and the JSON-ready values for the trace share the one dict (decoded
+    values neither side changes), and the instance is built without validation, inline
+    (hotpath.record_lines: the values are the decoder's own, and call models are frozen).
+    """
+    items = []
+    for index, (name, kind, struct_name) in enumerate(params):
+        template = _CONVERSIONS.get(kind, "{v}")
+        items.append(f"{name!r}: " + template.format(v=f"raw[{index}]", name=name, struct=struct_name))
+    body = ["values = {" + ", ".join(items) + "}"]
+    names = {"read_c_string": read_c_string, "read_struct": _read_struct}
+    if model is None:
+        body.append("return values")
+    else:
+        body += [*record_lines("arguments", "values"), "return arguments, values"]
+        names.update(record_names(model))
+    return generated_function("decode", ("raw", "uc"), body, names, f"decoder {', '.join(n for n, _, _ in params)}")
+
+
+def _store(pointee: str) -> tuple[Callable, int | None]:
+    fmt, mask = _STORE[pointee]
+    return struct.Struct(fmt).pack, mask
+
+
+def _read_struct(name: str, struct_name: str | None, value: int, uc: Uc):
+    decoder = DECODERS.get(struct_name or "")
+    if decoder is None or not value:
+        return value
+    try:
+        return decoder(lambda a, n: mem_read(uc, a, n), value)
+    except (UcError, ValueError) as error:
+        raise StubFailure(f"cannot read {struct_name} at {value:#x} for {name}: {error}") from None
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def symbol_plan(symbol: str) -> _Plan | None:
+    """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
+    plan = _PLANS.get(symbol)
+    if plan is None:
+        model = stub_model(symbol)
+        if model is None:
+            return None              # not cached: object files may name any number of these
+        plan = _PLANS[symbol] = _Plan(model)
+    return plan
+
+
+_SLOT_PLANS: dict[tuple[str, ...], dict[int, tuple[str, _Plan | None]]] = {}
+_SLOT_PLANS_MAX = 256
+
+
+def slot_plans(stub_symbols: list[str]) -> dict[int, tuple[str, _Plan | None]]:
+    """(symbol, plan or None) by the address of each stub slot but the sentinel's.
+
+    Keyed by the exact slot address, so that one lookup both finds a call's plan and
+    tells a jump into the middle of a slot (no entry) from a call.  Exports of one DSL
+    version import the same set of wrappers, so the table is kept per set of names
+    (bounded: object files may name anything).
+    """
+    key = tuple(stub_symbols)
+    plans = _SLOT_PLANS.get(key)
+    if plans is None:
+        if len(_SLOT_PLANS) >= _SLOT_PLANS_MAX:
+            _SLOT_PLANS.clear()
+        plans = _SLOT_PLANS[key] = {stub_address(slot): (name, symbol_plan(name))
+                                    for slot, name in enumerate(key) if slot}
+    return plans
+
+
+# A CallRecord per stub call, from values the dispatcher made itself: unvalidated (see hotpath).
+_record = record_factory(CallRecord)
+
+
+class StubDispatcher:
+    """Answers the calls of one object run; holds the runtime model and the call log."""
+
+    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None]):
+        self.runtime = runtime
+        self.set_return = set_return
+        self.calls: list[CallRecord] = []
+        self.counts: dict[str, int] = {}
+        self.entry = ""
+        config = runtime.config
+        self._injections = {}
+        self.libc = None                 # emu.stubs.libc.LibcState, made at the first C library call
+        for injected in config.errors:
+            self._injections.setdefault(injected.symbol, []).append(injected)
+
+    def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
+        """Answer one call whose raw arguments the machine read by the calling convention."""
+        plan = plan or symbol_plan(symbol)
+        arguments, shown = plan.decode(raw, uc)
+        if plan.host is not None:
+            self._call_libc(uc, symbol, plan, arguments, shown, caller)
+            return
+        injected = self._injected(symbol) if self._injections else None
+        if injected is not None:
+            ret, outputs = injected, {}
+        else:
+            ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, arguments)   # looked up per call: patchable
+        written = self._write_outputs(uc, plan, shown, outputs) if outputs else {}
+        self.set_return(uc, ret)
+        calls = self.calls
+        calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
+                              "ret": int(ret), "injected": injected is not None, "caller": caller}))
+
+    def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: CudaCall, shown: dict, caller: str) -> None:
+        """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
+        if self.libc is None:
+            self.libc = LibcState()
+        record = {"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
+                  "ret": 0, "injected": False, "caller": caller}
+        try:
+            ret, extra = plan.host(self.libc, uc, call, plan.arity)
+        except StubFailure:
+            self.calls.append(_record(record))          # abort/exit: the call is in the trace, then the entry ends
+            raise
+        self.set_return(uc, ret)
+        record["args"] = {**shown, **extra} if extra else shown     # shown is the call model's own dict: not changed
+        record["ret"] = ret
+        self.calls.append(_record(record))
+
+    def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
+        """A call to an undefined symbol without a model, under the return_zero policy."""
+        self.set_return(uc, 0)
+        self.calls.append(_record(dict(index=len(self.calls), entry=self.entry, symbol=symbol,
+                                       args={}, outputs={}, ret=0, injected=False, caller=caller)))
+
+    def _injected(self, symbol: str) -> int | None:
+        count = self.counts[symbol] = self.counts.get(symbol, 0) + 1
+        for injected in self._injections.get(symbol, ()):
+            if count == injected.call or (injected.every and count >= injected.call):
+                return injected.error
+        return None
+
+    def _write_outputs(self, uc: Uc, plan: _Plan, shown: dict, outputs: dict[str, int]) -> dict[str, int]:
+        """Store each output through its out-parameter (`shown` holds the pointers as the call passed them)."""
+        written = {}
+        stores = plan.stores
+        for name, value in outputs.items():
+            pointer = shown[name]
+            if not pointer:
+                continue
+            pack, mask = stores[name]
+            try:
+                mem_write(uc, pointer, pack(value & mask if mask else value))
+            except UcError:
+                raise StubFailure(f"{plan.model.symbol} cannot write {name} through {pointer:#x}: unmapped or protected memory") from None
+            written[name] = value
+        return written
