@@ -4,7 +4,7 @@
 #   aarch64-linux-gnu-gcc    links AArch64 fixtures statically                (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)
 #   qemu-aarch64             runs them on an x86-64 machine                   (qemu-user)
 # Users: tests/ground_truth/ (native traces, patched check objects, the seed's record_loader.c),
-# tests/elf/test_hostile_input.py (cc).  Idempotent: installs only what is missing (apt-get, as root or with
+# tests/binary/test_hostile_input.py (cc).  Idempotent: installs only what is missing (apt-get, as root or with
 # passwordless sudo).  Exit 0 only when a C program was compiled and run for each architecture;
 # otherwise exit 1 naming what is missing (.ci/run then says so and fails, see there).
 set -u
@@ -12,7 +12,7 @@ set -u
 fail() { echo "install-toolchains: FAILED: $*" >&2; exit 1; }
 
 machine="$(uname -m)"
-[ "$machine" = "x86_64" ] || fail "this is a $machine machine: the x86-64 native oracle (tests/native/ground_truth.py) runs x86-64 objects only on an x86-64 machine"
+[ "$machine" = "x86_64" ] || fail "this is a $machine machine: the x86-64 native oracle (tests/oracles/native_harness.py) runs x86-64 objects only on an x86-64 machine"
 
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(build-essential)

@@ -1,5 +1,6 @@
 """Count the oracle share of the test suite: items whose assertion compares emu with something independent
-of emu (marker `oracle`, see ORACLES in tests/conftest.py) over all items pytest collects.
+of emu (marker `oracle`, carried by each such test; names in tests/oracles/__init__.py) over all items
+pytest collects.
 
     python .ci/oracle_share.py            # from the repository root, in .venv/
 

@@ -7,7 +7,7 @@ enums turn the runtime's CamelCase into UPPER_SNAKE (`cudaErrorInvalidValue` -> 
 
 Values follow the CUDA 12.9 and 13.x headers (13.x adds to 12.9; nothing was renumbered).  The
 class bodies were generated once from cuda-bindings 13.5 (plus 12.9 for the few names 13 dropped);
-tests/cuda/test_stub_models.py checks every value and name against cuda-bindings where it is installed.
+tests/stubs/test_stub_models.py checks every value and name against cuda-bindings where it is installed.
 This module itself never imports cuda-bindings.
 """
 from __future__ import annotations

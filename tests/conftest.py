@@ -11,7 +11,8 @@ code) is chosen with `--hypothesis-profile ci` (`.ci/run` does); under xdist the
 deadlines too, since two workers on two cores make any per-example deadline a timing assertion.
 
 The `oracle` marker tags tests whose assertion compares emu with something independent of emu (a native
-run, GNU ld, the real CPU, H200 facts); `python tests/oracle_share.py` counts them.
+run, GNU ld, the real CPU, H200 facts): each such test carries `@pytest.mark.oracle(X)` itself, with a
+name from tests/oracles; `python .ci/oracle_share.py` counts them.
 """
 from __future__ import annotations
 
@@ -40,57 +41,6 @@ settings.register_profile("ci", derandomize=True, deadline=None, database=None, 
 settings.register_profile("xdist", deadline=None)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     settings.load_profile("xdist")
-
-
-# Tests whose assertion compares emu with something independent of emu, and what that is.  Tests may
-# also carry `@pytest.mark.oracle("...")` themselves; `.ci/oracle_share.py` counts both.
-NATIVE, LD, CPU, H200, NVIDIA = ("native run", "GNU ld", "real CPU", "H200 facts", "NVIDIA cuda-bindings")
-CC, CPYTHON = "C compilers (cc, aarch64-linux-gnu-gcc)", "CPython's own pickles and inspect"
-ORACLES = {
-    "tests/ground_truth/test_native_traces.py::test_x86_64_matches_native": NATIVE,
-    "tests/ground_truth/test_native_traces.py::test_host_native_avx_matches_native": NATIVE,
-    "tests/ground_truth/test_native_traces.py::test_aarch64_matches_native": NATIVE,
-    "tests/ground_truth/test_native_traces.py::test_seed_record_loader_native": NATIVE,
-    "tests/ground_truth/test_native_traces.py::test_seed_scenario_matches_expected_output": NATIVE,
-    "tests/versions/test_native_versions.py::test_43_with_header_matches_native": NATIVE,
-    "tests/versions/test_native_versions.py::test_object_alone_matches_native": NATIVE,
-    "tests/elf/test_relocation_aarch64.py::test_matches_gnu_ld": LD,
-    "tests/elf/test_relocation_aarch64.py::test_bulk_loop_matches_gnu_ld": LD,
-    "tests/machine/test_avx_x86_64.py::test_matches_cpu": CPU,
-    "tests/machine/test_avx_x86_64.py::test_matches_cpu_through_invalid_hook_only": CPU,
-    "tests/cuda/test_runtime_rules.py::test_setters_validate_like_the_h200": H200,
-    "tests/cuda/test_runtime_rules.py::test_absent_device_and_unknown_kernel": H200,
-    "tests/cuda/test_runtime_rules.py::test_state_after_module_load_matches_the_h200": H200,
-    "tests/cuda/test_runtime_rules.py::test_setting_carveout_afterwards_reads_back_like_the_h200": H200,
-    "tests/cuda/test_runtime_rules.py::test_device_profile_is_the_measured_h200": H200,
-    "tests/cuda/test_stub_models.py::test_device_attributes_cover_the_h200_probe": H200,
-    "tests/cuda/test_stub_models.py::test_device_attributes_match_cuda_bindings": NVIDIA,
-    "tests/cuda/test_stub_models.py::test_function_attributes_match_cuda_bindings": NVIDIA,
-    "tests/cuda/test_stub_models.py::test_launch_attributes_match_cuda_bindings": NVIDIA,
-    "tests/cuda/test_stub_models.py::test_errors_match_cuda_bindings": NVIDIA,
-    "tests/cuda/test_stub_models.py::test_small_enums_match_cuda_bindings": NVIDIA,
-    "tests/cuda/test_stub_models.py::test_tensor_map_enums_match_cuda_bindings": NVIDIA,
-    # added after the round's merges: the real-world corpus, old releases, AVX, headers, libc, the H200 facts
-    "tests/realworld/test_realworld_traces.py::test_loaders_match_native": NATIVE,
-    "tests/realworld/test_realworld_traces.py::test_launch_matches_native_with_header": NATIVE,
-    "tests/realworld/test_realworld_traces.py::test_launch_matches_native_without_header": NATIVE,
-    "tests/realworld/test_corpus_fixtures.py::test_native_trace_reproduces": NATIVE,
-    "tests/machine/test_avx_export_x86_64.py::test_launch_grid_equals_the_native_run": NATIVE,
-    "tests/export/test_libc.py::test_output_equals_glibc": NATIVE,
-    "tests/export/test_header.py::test_layouts_equal_the_c_compilers": CC,
-    "tests/export/test_args_spec_interpreters.py::test_every_protocol_of_every_form_decodes_like_inspect_says": CPYTHON,
-    "tests/cuda/test_model_against_h200_facts.py::test_the_model_reproduces_every_measured_field": H200,
-    "tests/cuda/test_h200_measured.py::test_every_attribute_after_load_equals_the_h200": H200,
-    "tests/cuda/test_h200_measured.py::test_every_occupancy_answer_equals_the_h200": H200,
-    "tests/cuda/test_h200_measured.py::test_every_launch_verdict_equals_the_h200_but_the_named_gaps": H200,
-}
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        against = ORACLES.get(item.nodeid.split("[", 1)[0])
-        if against is not None and item.get_closest_marker("oracle") is None:
-            item.add_marker(pytest.mark.oracle(against))
 
 
 def pytest_addoption(parser):

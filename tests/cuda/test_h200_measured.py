@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from h200_measured import attribute_answer, kernel_limits, kernel_state, launch_answer, occupancy_answer, read_facts
+from tests.oracles.h200_measured import attribute_answer, kernel_limits, kernel_state, launch_answer, occupancy_answer, read_facts
+from tests.oracles import H200
 
 DATA = Path(__file__).parent.parent / "data" / "cubin"
 FACTS = read_facts(DATA / "measured_h200.jsonl") + [
@@ -45,6 +46,7 @@ def test_the_facts_cover_every_kernel_and_kind():
     assert len(_rows("occupancy")) >= 900 and len(_rows("launch")) >= 150
 
 
+@pytest.mark.oracle(H200)
 def test_every_attribute_after_load_equals_the_h200():
     wrong = []
     for row in _rows("kernel_attribute"):
@@ -54,6 +56,7 @@ def test_every_attribute_after_load_equals_the_h200():
     assert wrong == []
 
 
+@pytest.mark.oracle(H200)
 def test_every_occupancy_answer_equals_the_h200():
     wrong = []
     for row in _rows("occupancy"):
@@ -63,6 +66,7 @@ def test_every_occupancy_answer_equals_the_h200():
     assert wrong == []
 
 
+@pytest.mark.oracle(H200)
 def test_every_launch_verdict_equals_the_h200_but_the_named_gaps():
     wrong, gaps = [], []
     for row in _rows("launch"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import fixture
-from h200_measured import read_facts
+from tests.oracles.h200_measured import read_facts
 
 from emu.cuda.config import RuntimeConfig
 from emu.cuda.object_profile import profile_for_object

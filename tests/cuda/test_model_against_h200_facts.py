@@ -1,12 +1,13 @@
 """The model against the probe's H200 facts (tests/data/facts/h200/*.jsonl[.gz]), field by field:
 attributes after module_load, occupancy answers, setter results, launch verdicts and load failures
-for every export and toy fatbin the facts name (tests/cuda/h200_facts.py prints the per-file table)."""
+for every export and toy fatbin the facts name (tests/oracles/h200_facts.py prints the per-file table)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from h200_facts import compare, fact_files
+from tests.oracles.h200_facts import compare, fact_files
+from tests.oracles import H200
 
 FACTS = fact_files(Path(__file__).parent.parent / "data" / "facts" / "h200")
 # Fields the model does not reproduce, by file, each with its reason; the count must stay exact, so a
@@ -21,6 +22,7 @@ KNOWN_GAPS = {
 }
 
 
+@pytest.mark.oracle(H200)
 @pytest.mark.skipif(not FACTS, reason="the probe's facts (tests/data/facts/h200/) are not in this checkout yet")
 @pytest.mark.parametrize("path", FACTS, ids=lambda p: p.name)
 def test_the_model_reproduces_every_measured_field(path):

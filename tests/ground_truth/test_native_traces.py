@@ -1,7 +1,7 @@
 """Ground truth: every fixture linked natively with recording C stubs must make exactly emu's calls.
 
 For each fixture (x86-64 and host-native objects with `cc` on an x86-64 machine; AArch64 objects with
-`aarch64-linux-gnu-gcc` + `qemu-aarch64`, or `cc` on an AArch64 machine) `tests/native/ground_truth.py`
+`aarch64-linux-gnu-gcc` + `qemu-aarch64`, or `cc` on an AArch64 machine) `tests/oracles/native_harness.py`
 writes a C harness whose stubs answer like emu's runtime model under one RuntimeConfig (2 devices,
 library handle 0x11b0000, first kernel handle 0x4b000, optin shared memory 232448, static shared memory
 1024 * (kernel index + 1)), includes the fixture's own header (its Kernel_Module_Load and launch wrapper
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.native.ground_truth import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
+from tests.oracles.native_harness import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
     first_difference, native_events, run_emu, run_native, toolchain
+from tests.oracles import NATIVE
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -115,16 +116,19 @@ def _check(entry: dict, variant: str, native_runs: NativeRuns) -> None:
     assert difference is None, f"{entry['path']} ({variant}): emu's trace differs from the native run\n{difference}"
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "x86_64"))
 def test_x86_64_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "native"))
 def test_host_native_avx_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "aarch64"))
 def test_aarch64_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
@@ -138,6 +142,7 @@ SEED_SETTERS = {"_cudaFuncSetAttribute": "  _cudaFuncSetAttribute: attribute={at
                     "  _cudaKernelSetAttributeForDevice: attribute={attr}, value={value}, device={device}"}
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_seed_record_loader_native(arch, tmp_path):
     """record_loader.c linked with the seed objects prints exactly seed/expected/loader_calls.txt."""
@@ -152,6 +157,7 @@ def test_seed_record_loader_native(arch, tmp_path):
     assert output == (SEED / "loader_calls.txt").read_text()
 
 
+@pytest.mark.oracle(NATIVE)
 def test_seed_scenario_matches_expected_output():
     """emu's seed scenario passes, and its setter calls, printed as record_loader.c prints them, are the expected text."""
     from emu.scenario.load import load_scenario

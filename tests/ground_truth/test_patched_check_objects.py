@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from emu.commands.check import check_object
-from tests.ground_truth.recorded import emu_lines, first_difference, run_recorder
-from tests.native.ground_truth import toolchain
+from tests.oracles.recorded import emu_lines, first_difference, run_recorder
+from tests.oracles.native_harness import toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHED = ROOT / "tests" / "data" / "check"

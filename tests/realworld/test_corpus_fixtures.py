@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.realworld.native_trace import CORPUS, MANIFEST, OBJECTS, OPTIN_SMEM, ROOT, launch_args, native_lines, \
+from tests.oracles.native_trace import CORPUS, MANIFEST, OBJECTS, OPTIN_SMEM, ROOT, launch_args, native_lines, \
     phase_slice
 
 sys.path.insert(0, str(CORPUS))
 import native_recorder  # noqa: E402
+from tests.oracles import NATIVE
 
 IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
 HOSTS = {"x86_64", "aarch64", "native"}
@@ -67,6 +68,7 @@ def _runnable(entry: dict) -> str | None:
     return None
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
 def test_native_trace_reproduces(entry):
     reason = _runnable(entry)

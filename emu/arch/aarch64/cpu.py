@@ -2,7 +2,7 @@
 
 The loaders copy kernel names with `ldr q0`/`stp q0, q1`.  Architecturally those trap
 unless CPACR_EL1.FPEN (bits 20-21) is 0b11; Unicorn 2.1.4 reports CPACR_EL1 = 0 and runs
-them anyway (tests/machine/test_run_aarch64.py checks both), but emu sets FPEN so that it does not
+them anyway (tests/emulator/test_run_aarch64.py checks both), but emu sets FPEN so that it does not
 depend on that leniency, as other Unicorn versions and QEMU configurations trap.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ The objects beside this script were built by (nvidia-cutlass-dsl 4.8.0, no GPU):
 A small C harness links the native object with stubs that answer the CUDA calls and print
 each cudaLaunchKernelEx's grid and block, then calls the loaders and the launch wrapper for
 each argument set below.  The result, `host_fma_math.native.json`, is what
-tests/machine/test_avx_export_x86_64.py compares emu's trace of the same object with.
+tests/arch/test_avx_export_x86_64.py compares emu's trace of the same object with.
 """
 import json
 import subprocess

@@ -55,7 +55,7 @@ def launch_answer(attributes: dict[int, int], row: dict, limits: LaunchLimits = 
 
 
 def main() -> None:
-    """Per measured file: how many fields the model reproduces (python tests/cuda/h200_measured.py)."""
+    """Per measured file: how many fields the model reproduces (python tests/oracles/h200_measured.py)."""
     data = Path(__file__).resolve().parent.parent / "data" / "cubin"
     print("| file | attributes | occupancy | launches | all |")
     print("|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-/* A stand-in export whose launch function calls libc as C host code does (tests/export/test_libc.py):
+/* A stand-in export whose launch function calls libc as C host code does (tests/stubs/test_libc.py):
    built with cc / aarch64-linux-gnu-gcc -O1 -c, run natively for the reference text, and traced by emu. */
 #include <stdint.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
-from tests.realworld.native_trace import LOADER_ENTRIES, emu_lines, first_difference, normalise_native, recorder_config
+from tests.oracles.native_trace import LOADER_ENTRIES, emu_lines, first_difference, normalise_native, recorder_config
 
 EXPORTS = Path(__file__).parent.parent / "data" / "avx512" / "exports"
 OBJECTS = sorted(EXPORTS.glob("*/*.o"))

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.oracles import NATIVE
 
 DATA = Path(__file__).parent / "data"
 TOOLS = {"x86_64": ("cc", None), "aarch64": ("aarch64-linux-gnu-gcc", "qemu-aarch64")}
@@ -43,6 +44,7 @@ def _emu(cli, obj: Path, v: int, d: float) -> dict:
     return json.loads(result.out)[0], result.code
 
 
+@pytest.mark.oracle(NATIVE)
 @pytest.mark.parametrize("arch", sorted(TOOLS))
 def test_output_equals_glibc(arch, tmp_path, cli):
     obj, exe = _build(arch, tmp_path)

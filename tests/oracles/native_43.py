@@ -1,6 +1,6 @@
 """Native ground truth for nvidia-cutlass-dsl 4.3 exports: the harness, called as a 4.3 header calls them.
 
-tests/native/ground_truth.py writes harnesses for the 4.4-and-later header (`<P>_Kernel_Module_t`,
+tests/oracles/native_harness.py writes harnesses for the 4.4-and-later header (`<P>_Kernel_Module_t`,
 `cute_dsl_<P>_wrapper`, loaders that take a pointer to the library slot).  A 4.3 export differs
 (emu/dsl/generations.py): `P_cuda_load(CUlibrary lib)` and `P_cuda_load_to_device(CUlibrary lib, int)` take
 the handle itself, `_mlir_P_cuda_load{,_to_device}` get the handle's address in their packed
@@ -108,7 +108,7 @@ def build(fixture: gt.Fixture, tools: gt.Toolchain, work: Path, stubs: Path) -> 
     source, exe = work / "harness.c", work / "harness"
     source.write_text(harness_source(fixture))
     wraps = [f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(fixture)]
-    gt._compile([tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "include"), "-I", str(gt.HERE / "include"),
-                 "-I", str(gt.HERE), "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(stubs),
+    gt._compile([tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "native_43_include"), "-I", str(gt.NATIVE / "include"),
+                 "-I", str(gt.NATIVE), "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(stubs),
                  str(fixture.obj), *wraps], f"linking the 4.3 harness for {fixture.obj}")
     return exe

@@ -14,6 +14,7 @@ import pytest
 from emu.dsl.header.c_source import strip_preprocessor
 from emu.dsl.header.parse import HeaderError, parse_header
 from emu.dsl.launch.signature import from_header
+from tests.oracles import CC
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
@@ -47,6 +48,7 @@ def _distinct(headers: list[Path]) -> list[Path]:
     return out
 
 
+@pytest.mark.oracle(CC)
 @pytest.mark.parametrize("arch", sorted(COMPILERS))
 def test_layouts_equal_the_c_compilers(arch, tmp_path):
     compiler = COMPILERS[arch]

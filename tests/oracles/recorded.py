@@ -18,7 +18,7 @@ from pathlib import Path
 
 from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
-from tests.native.ground_truth import Toolchain
+from tests.oracles.native_harness import Toolchain
 
 RECORDER_LIBRARY, RECORDER_STREAM, OPTIN_SMEM = recorder.LIBRARY_HANDLE, recorder.STREAM_HANDLE, recorder.OPTIN_SMEM
 PHASE_TO_ENTRY = {"cuda_init": "cuda_init", "cuda_load": "cuda_load", "cuda_load_to_device": "cuda_load_to_device",

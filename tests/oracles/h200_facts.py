@@ -1,6 +1,6 @@
 """Compare the CUDA model with probe facts (team contract 3), field by field.
 
-    python tests/cuda/h200_facts.py tests/data/facts/h200 [OBJECT_ROOT...]   # per fact file, fields reproduced
+    python tests/oracles/h200_facts.py tests/data/facts/h200 [OBJECT_ROOT...]   # per fact file, fields reproduced
 
 For every export a facts file names, the model runs the header's load path (`module_load`) on the
 h200 profile, then answers each fact's question from the state it left: the load's first error,
@@ -131,5 +131,5 @@ def main(folder: str, roots: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    # python tests/cuda/h200_facts.py [FACTS_DIR [OBJECT_ROOT...]]: extra roots hold objects not in this checkout
+    # python tests/oracles/h200_facts.py [FACTS_DIR [OBJECT_ROOT...]]: extra roots hold objects not in this checkout
     main(sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "tests" / "data" / "facts" / "h200"), sys.argv[2:])

@@ -32,6 +32,7 @@ from emu.abi.ciface import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
 from stub_models import CATALOGUE
 
 HERE = Path(__file__).resolve().parent
+NATIVE = HERE / "native"          # the recording stubs (stubs.c, stubs.h) and the CUDA headers they declare
 PROFILE = HERE.parent.parent / "emu" / "cuda" / "profiles" / "h200.json"
 NUM_FUNC_ATTRIBUTES = 18          # CUfunction_attribute 0-17 (stubs.h says the same)
 DEVICE_COUNT = 2                  # stubs.h says the same
@@ -328,7 +329,7 @@ def build_stubs(tools: Toolchain, work: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     source, obj = work / f"runtime-{tools.arch}.c", work / f"runtime-{tools.arch}.o"
     source.write_text(runtime_source())
-    _compile([tools.compiler, "-O0", "-w", "-c", "-I", str(HERE / "include"), "-I", str(HERE),
+    _compile([tools.compiler, "-O0", "-w", "-c", "-I", str(NATIVE / "include"), "-I", str(NATIVE),
               "-o", str(obj), str(source)], f"compiling the {tools.arch} stubs")
     return obj
 
@@ -339,7 +340,7 @@ def build(fixture: Fixture, tools: Toolchain, work: Path, stubs: Path) -> Path:
     source, exe = work / "harness.c", work / "harness"
     source.write_text(harness_source(fixture))
     wraps = [f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(fixture)]
-    _compile([tools.compiler, *tools.flags, "-O0", "-w", "-I", str(HERE / "include"), "-I", str(HERE),
+    _compile([tools.compiler, *tools.flags, "-O0", "-w", "-I", str(NATIVE / "include"), "-I", str(NATIVE),
               "-I", str(fixture.header.parent), "-o", str(exe), str(source), str(stubs), str(fixture.obj), *wraps],
              f"linking the harness for {fixture.obj}")
     return exe
