@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,7 @@ class Count:
 
 
 def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))    # as `python -m pytest` from the root: tests.* imports
     count = Count()
     code = pytest.main(["--collect-only", "-qq", "-p", "no:xdist", "-p", "no:cacheprovider", *sys.argv[1:]],
                        plugins=[count])

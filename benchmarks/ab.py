@@ -30,9 +30,14 @@ root, fixtures, patterns, repeat, clock_name = sys.argv[1], sys.argv[2], sys.arg
 clock = getattr(time, clock_name)
 sys.path.insert(0, root)
 os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-ab-store-")
-from emu import image_store, images
-from emu.dsl.entries import EntrySpec
-from emu.run.session import run_object
+try:                                    # the package layout (emu/cache, emu/dsl, emu/run)
+    from emu.cache import image_store, loaded as images
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
+except ImportError:                     # a checkout from before it: every module at emu's top level
+    from emu import image_store, images
+    from emu.entries import EntrySpec
+    from emu.run import run_object
 image_store.save = lambda *a, **k: None
 entries = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
 paths = sorted(p for pattern in patterns.split(",") for p in glob.glob(os.path.join(fixtures, pattern, "*.o")))

@@ -1,7 +1,7 @@
 """Launch arguments: given by name (scenario, --arg, --args, <prefix>.args.json) or defaulted, written with
 the header's layout or, without the header, with the layout args_spec and the given values imply.
 
-`data/launch/` holds real exports (built by its build.py with nvidia-cutlass-dsl 4.8.0): `add` launches
+`tests/data/export/launch/` holds real exports (built by its build.py with nvidia-cutlass-dsl 4.8.0): `add` launches
 grid ((M // 128) // alpha, N, 1) from tensor `a`'s dynamic extents M, N and the scalar alpha, with three
 differently laid-out tensor structs; `opt` has an Optional tensor compiled as None, an Int32 whose
 Python default is 3, and launches grid (M // factor, 1, 1); `tiled` takes a cute.Shape of three Int32 and
@@ -21,7 +21,7 @@ from emu.dsl.launch.arguments import default_extent, resolve
 from emu.dsl.launch.signature import from_header
 from emu.run.session import EntryNotRun, run_object
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data" / "export"
 ARCHS = ("x86_64", "aarch64")
 RAW = {"a": {"dynamic_shapes": [1024, 96], "dynamic_strides": [96]},
        "b": {"dynamic_shapes": [1024], "dynamic_strides": [1024]},

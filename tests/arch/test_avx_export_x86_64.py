@@ -13,7 +13,7 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
 import emu
 from emu.dsl.entries import EntrySpec
-from tests.oracles import NATIVE
+from tests import oracles
 
 HERE = Path(__file__).parent.parent / "data" / "avx" / "host_fma"
 NATIVE = json.loads((HERE / "host_fma_math.native.json").read_text())["runs"]
@@ -28,7 +28,7 @@ def test_the_export_uses_fma():
     assert {"vfmadd213ss", "vfmadd213sd", "vfmadd132sd"} <= mnemonics
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.skipif(not TAKES_ARGUMENTS, reason="emu's launch does not take arguments yet (issue 18 item 2)")
 @pytest.mark.parametrize("run", NATIVE, ids=[f"extent{r['extent']}" for r in NATIVE])
 def test_launch_grid_equals_the_native_run(run):

@@ -18,7 +18,7 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
 from emu.arch.x86_64.avx import AvxUnit, MemoryFault, MisalignedAccess, UnsupportedInstruction
 from emu.arch.x86_64.avx.scan import Scanner, is_vector_vex, is_xmm_store
-from tests.oracles import CPU
+from tests import oracles
 
 DATA = json.loads((Path(__file__).parent.parent / "data" / "avx" / "cases.json").read_text())
 NATIVE = {c["name"]: c for c in DATA["native"]}
@@ -87,13 +87,13 @@ def run_native_case(case: dict, sites: bool) -> None:
         assert hex(uc.reg_read(UX.UC_X86_REG_MXCSR) & checked) == hex(want["mxcsr"] & checked), case["asm"]
 
 
-@pytest.mark.oracle(CPU)
+@pytest.mark.oracle(oracles.CPU)
 @pytest.mark.parametrize("name", sorted(NATIVE))
 def test_matches_cpu(name):
     run_native_case(NATIVE[name], sites=True)
 
 
-@pytest.mark.oracle(CPU)
+@pytest.mark.oracle(oracles.CPU)
 @pytest.mark.parametrize("name", sorted(n for n, c in NATIVE.items() if not c["needs_sites"]))
 def test_matches_cpu_through_invalid_hook_only(name):
     run_native_case(NATIVE[name], sites=False)

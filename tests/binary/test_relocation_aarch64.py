@@ -18,7 +18,7 @@ from emu.arch.aarch64.relocations import TABLE
 from emu.errors import RelocationError
 from emu.binary.elf.reader import load_object
 from emu.binary.relocation import PAGE, Inputs, RelocationPlan, relocate_generated, relocate_precisely
-from tests.oracles import LD
+from tests import oracles
 
 DATA = Path(__file__).parent.parent / "data" / "aarch64"
 EXPECTED = json.loads((DATA / "refs.expected.json").read_text())
@@ -39,7 +39,7 @@ def test_every_table_type_has_a_linker_reference():
     assert {rel.type for rel in REFS.relocations} == set(TABLE)
 
 
-@pytest.mark.oracle(LD)
+@pytest.mark.oracle(oracles.LD)
 @pytest.mark.parametrize("rel", REFS.relocations, ids=_case_id)
 def test_matches_gnu_ld(rel):
     recipe = TABLE[rel.type]
@@ -55,7 +55,7 @@ def test_matches_gnu_ld(rel):
     assert patched.hex() == linked[rel.offset:rel.offset + recipe.size].hex()
 
 
-@pytest.mark.oracle(LD)
+@pytest.mark.oracle(oracles.LD)
 def test_bulk_loop_matches_gnu_ld():
     """The loader's generated loop (every type in one function) patches what ld wrote, field for field."""
     patched = sorted({rel.section for rel in REFS.relocations})

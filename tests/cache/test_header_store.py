@@ -15,7 +15,7 @@ from emu.cache import header_store
 from emu.dsl.header.parse import HeaderError, parse_header
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [Path(__file__).parent / "data" / "rich.h"]
+HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [Path(__file__).parents[1] / "data" / "export" / "rich.h"]
 CARVEOUT = ROOT / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/carveout_25.h"
 
 

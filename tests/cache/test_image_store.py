@@ -84,7 +84,7 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
 
 # A fresh process loads one object through the store and says whether it had to parse it.
 _LOAD_AND_TELL = """import sys
-from emu import images
+from emu.cache import loaded as images
 parsed = []
 parse_object = images.parse_object
 images.parse_object = lambda *args: parsed.append(args) or parse_object(*args)
@@ -116,6 +116,24 @@ def test_changing_a_line_of_the_relocation_code_re_relocates_a_stored_object(tmp
     relocation.write_text(relocation.read_text().replace("class _GiveUp(Exception):", "class _GiveUp(Exception):  # changed", 1))
     assert parsed()                    # one line of relocation code changed: parsed and relocated again
     assert len(os.listdir(tmp_path / "store" / "images")) == 2
+
+
+_RUN_AND_TELL = """import sys
+from emu.cuda import loading
+read = []
+parse_cubin = loading.parse_cubin
+loading.parse_cubin = lambda payload: read.append(payload) or parse_cubin(payload)
+from emu.cuda.loading import library_image, load_verdict
+from emu.cuda.profile import load_profile
+from emu.dsl.entries import EntrySpec
+from emu.cache.loaded import load_image
+from emu.run.session import run_object
+run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
+error, facts = load_verdict(library_image(load_image(sys.argv[1])[0]), load_profile("h200"))
+print(bool(read))
+print(run.model_dump_json())
+print(error, sorted((name, fact.cubin.model_dump_json(), fact.binary_version, fact.ptx_version) for name, fact in facts.items()))
+"""
 
 
 def test_a_second_run_of_an_object_reads_its_cubins_from_the_store(tmp_path):

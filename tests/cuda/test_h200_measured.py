@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.oracles.h200_measured import attribute_answer, kernel_limits, kernel_state, launch_answer, occupancy_answer, read_facts
-from tests.oracles import H200
+from tests import oracles
 
 DATA = Path(__file__).parent.parent / "data" / "cubin"
 FACTS = read_facts(DATA / "measured_h200.jsonl") + [
@@ -46,7 +46,7 @@ def test_the_facts_cover_every_kernel_and_kind():
     assert len(_rows("occupancy")) >= 900 and len(_rows("launch")) >= 150
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_every_attribute_after_load_equals_the_h200():
     wrong = []
     for row in _rows("kernel_attribute"):
@@ -56,7 +56,7 @@ def test_every_attribute_after_load_equals_the_h200():
     assert wrong == []
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_every_occupancy_answer_equals_the_h200():
     wrong = []
     for row in _rows("occupancy"):
@@ -66,7 +66,7 @@ def test_every_occupancy_answer_equals_the_h200():
     assert wrong == []
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_every_launch_verdict_equals_the_h200_but_the_named_gaps():
     wrong, gaps = [], []
     for row in _rows("launch"):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.oracles.h200_facts import compare, fact_files
-from tests.oracles import H200
+from tests import oracles
 
 FACTS = fact_files(Path(__file__).parent.parent / "data" / "facts" / "h200")
 # Fields the model does not reproduce, by file, each with its reason; the count must stay exact, so a
@@ -22,7 +22,7 @@ KNOWN_GAPS = {
 }
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 @pytest.mark.skipif(not FACTS, reason="the probe's facts (tests/data/facts/h200/) are not in this checkout yet")
 @pytest.mark.parametrize("path", FACTS, ids=lambda p: p.name)
 def test_the_model_reproduces_every_measured_field(path):

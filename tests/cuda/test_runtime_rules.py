@@ -15,7 +15,7 @@ from emu.dsl.entries import EntrySpec
 from emu.run.session import run_object
 from stub_models.enums import FuncAttribute
 from stub_models.runtime_api import CudaFuncSetAttribute, CudaKernelSetAttributeForDevice, CudaLibraryGetKernel
-from tests.oracles import H200
+from tests import oracles
 
 FACTS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "facts" / "h200-probe.jsonl").read_text().splitlines() if line.strip()]
 SETTER_ROWS = [row for row in FACTS if "attr" in row and "value" in row]
@@ -26,7 +26,7 @@ def fresh_runtime(**overrides) -> CudaRuntime:
     return CudaRuntime(RuntimeConfig(**overrides), [KERNEL])
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 @pytest.mark.parametrize("row", SETTER_ROWS, ids=lambda r: f"attr{r['attr']}={r['value']}")
 def test_setters_validate_like_the_h200(row):
     runtime = fresh_runtime()
@@ -37,7 +37,7 @@ def test_setters_validate_like_the_h200(row):
     assert func_set_attribute(runtime, func)[0] == row["func_set"]
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_absent_device_and_unknown_kernel():
     runtime = fresh_runtime()
     bad = next(r["bad_device"] for r in FACTS if "bad_device" in r)
@@ -48,7 +48,7 @@ def test_absent_device_and_unknown_kernel():
     assert library_get_kernel(runtime, lookup)[0] == unknown == 500
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_state_after_module_load_matches_the_h200():
     """The header path (init, then load_to_device per device) leaves what the real H200 reported."""
     measured = next(r for r in FACTS if r.get("when") == "after_module_load")
@@ -60,7 +60,7 @@ def test_state_after_module_load_matches_the_h200():
             assert kernel.attribute(0, int(attribute)) == value, FuncAttribute(int(attribute)).name
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_setting_carveout_afterwards_reads_back_like_the_h200():
     measured = next(r for r in FACTS if r.get("when") == "after_set_25")
     runtime = fresh_runtime()
@@ -72,7 +72,7 @@ def test_setting_carveout_afterwards_reads_back_like_the_h200():
     assert {str(a): held[a] for a in (0, 1, 4, 8, 9, 10, 14, 15)} == {k: v for k, v in measured.items() if k.isdigit()}
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_device_profile_is_the_measured_h200():
     runtime = fresh_runtime()
     measured = next(r["device_attributes"] for r in FACTS if "device_attributes" in r)

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from emu.dsl.args_spec.reader import decode_args_spec
-from tests.oracles import CPYTHON
+from tests import oracles
 
 INTERPRETERS = {"system-python3.11": "/usr/bin/python3.11", "project": sys.executable}
 
@@ -58,7 +58,7 @@ def _cases(interpreter: str) -> list[dict]:
     return json.loads(done.stdout)
 
 
-@pytest.mark.oracle(CPYTHON)
+@pytest.mark.oracle(oracles.CPYTHON)
 @pytest.mark.parametrize("name", sorted(INTERPRETERS))
 def test_every_protocol_of_every_form_decodes_like_inspect_says(name):
     cases = _cases(INTERPRETERS[name])

@@ -14,10 +14,10 @@ import pytest
 from emu.dsl.header.c_source import strip_preprocessor
 from emu.dsl.header.parse import HeaderError, parse_header
 from emu.dsl.launch.signature import from_header
-from tests.oracles import CC
+from tests import oracles
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data" / "export"
 HEADERS = sorted(ROOT.glob("tests/fixtures/cutlass-dsl-*/*/*.h")) + [DATA / "rich.h"]
 COMPILERS = {"x86_64": "cc", "aarch64": "aarch64-linux-gnu-gcc"}
 
@@ -48,7 +48,7 @@ def _distinct(headers: list[Path]) -> list[Path]:
     return out
 
 
-@pytest.mark.oracle(CC)
+@pytest.mark.oracle(oracles.CC)
 @pytest.mark.parametrize("arch", sorted(COMPILERS))
 def test_layouts_equal_the_c_compilers(arch, tmp_path):
     compiler = COMPILERS[arch]

@@ -26,7 +26,7 @@ import pytest
 
 from tests.oracles.native_harness import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
     first_difference, native_events, run_emu, run_native, toolchain
-from tests.oracles import NATIVE
+from tests import oracles
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -116,19 +116,19 @@ def _check(entry: dict, variant: str, native_runs: NativeRuns) -> None:
     assert difference is None, f"{entry['path']} ({variant}): emu's trace differs from the native run\n{difference}"
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "x86_64"))
 def test_x86_64_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "native"))
 def test_host_native_avx_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["host"] == "aarch64"))
 def test_aarch64_matches_native(entry, variant, native_runs):
     _check(entry, variant, native_runs)
@@ -142,7 +142,7 @@ SEED_SETTERS = {"_cudaFuncSetAttribute": "  _cudaFuncSetAttribute: attribute={at
                     "  _cudaKernelSetAttributeForDevice: attribute={attr}, value={value}, device={device}"}
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_seed_record_loader_native(arch, tmp_path):
     """record_loader.c linked with the seed objects prints exactly seed/expected/loader_calls.txt."""
@@ -157,7 +157,7 @@ def test_seed_record_loader_native(arch, tmp_path):
     assert output == (SEED / "loader_calls.txt").read_text()
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 def test_seed_scenario_matches_expected_output():
     """emu's seed scenario passes, and its setter calls, printed as record_loader.c prints them, are the expected text."""
     from emu.scenario.load import load_scenario

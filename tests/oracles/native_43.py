@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.native import ground_truth as gt
+from tests.oracles import native_harness as gt
 
 HERE = Path(__file__).resolve().parent
 

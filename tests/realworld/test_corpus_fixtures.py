@@ -23,7 +23,7 @@ from tests.oracles.native_trace import CORPUS, MANIFEST, OBJECTS, OPTIN_SMEM, RO
 
 sys.path.insert(0, str(CORPUS))
 import native_recorder  # noqa: E402
-from tests.oracles import NATIVE
+from tests import oracles
 
 IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
 HOSTS = {"x86_64", "aarch64", "native"}
@@ -68,7 +68,7 @@ def _runnable(entry: dict) -> str | None:
     return None
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
 def test_native_trace_reproduces(entry):
     reason = _runnable(entry)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.oracles.native_trace import LOADER_ENTRIES, OBJECTS, ROOT, emu_lines, first_difference, launch_args, \
     native_lines, normalise_native, phase_slice, recorder_config
-from tests.oracles import NATIVE
+from tests import oracles
 
 IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
 
@@ -37,7 +37,7 @@ def _compare(emu: list[dict], native: list[dict], what: str) -> None:
     assert difference is None, f"{what}: emu's trace differs from the native run\n{difference}"
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
 def test_loaders_match_native(entry):
     native = normalise_native(native_lines(entry))
@@ -52,13 +52,13 @@ def _check_launch(entry: dict, path: str) -> None:
     _compare(emu, native, f"{entry['path']} launched with {entry['args']}")
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
 def test_launch_matches_native_with_header(entry):
     _check_launch(entry, str(ROOT / entry["path"]))
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("entry", OBJECTS, ids=IDS)
 def test_launch_matches_native_without_header(entry, tmp_path):
     alone = tmp_path / (entry["prefix"] + ".o")

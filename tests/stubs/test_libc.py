@@ -15,9 +15,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.oracles import NATIVE
+from tests import oracles
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data" / "export"
 TOOLS = {"x86_64": ("cc", None), "aarch64": ("aarch64-linux-gnu-gcc", "qemu-aarch64")}
 POINTER = re.compile(r"0x[0-9a-f]+")
 
@@ -44,7 +44,7 @@ def _emu(cli, obj: Path, v: int, d: float) -> dict:
     return json.loads(result.out)[0], result.code
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize("arch", sorted(TOOLS))
 def test_output_equals_glibc(arch, tmp_path, cli):
     obj, exe = _build(arch, tmp_path)

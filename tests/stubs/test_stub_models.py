@@ -17,7 +17,7 @@ import pytest
 from stub_models import CATALOGUE, MODELS, CudaCall
 from stub_models import enums as E
 from stub_models.base import C
-from tests.oracles import H200, NVIDIA
+from tests import oracles
 
 WRAPPERS = Path(__file__).resolve().parents[2] / "stub_models" / "wrappers.txt"
 MODEL_IDS = [m.symbol for m in MODELS]
@@ -154,7 +154,7 @@ def test_enum_names_emu_relies_on():
         assert E.CudaFuncAttribute(number).name == E.FuncAttribute(number).name
 
 
-@pytest.mark.oracle(H200)
+@pytest.mark.oracle(oracles.H200)
 def test_device_attributes_cover_the_h200_probe():
     import json
     probe = Path(__file__).resolve().parents[1] / "data" / "facts" / "h200-probe.jsonl"
@@ -252,14 +252,14 @@ def test_h200_example_attribute_number():
     assert runtime.cudaDeviceAttr.cudaDevAttrMaxSharedMemoryPerBlockOptin == 97 == E.DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_device_attributes_match_cuda_bindings():
     runtime, driver = bindings()
     check_driver_enum(E.DeviceAttribute, driver.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_")
     check_runtime_enum(E.DeviceAttribute, runtime.cudaDeviceAttr, "cudaDevAttr", names_follow_runtime=False)
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_function_attributes_match_cuda_bindings():
     runtime, driver = bindings()
     check_driver_enum(E.FuncAttribute, driver.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_")
@@ -269,14 +269,14 @@ def test_function_attributes_match_cuda_bindings():
     assert extra <= set(range(8)) | {16}, "CudaFuncAttribute only adds the read-only driver numbers 0-7"
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_launch_attributes_match_cuda_bindings():
     runtime, driver = bindings()
     check_driver_enum(E.LaunchAttributeID, driver.CUlaunchAttributeID, "CU_LAUNCH_ATTRIBUTE_")
     check_runtime_enum(E.LaunchAttributeID, runtime.cudaLaunchAttributeID, "cudaLaunchAttribute", names_follow_runtime=True)
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_errors_match_cuda_bindings():
     runtime, driver = bindings()
     check_runtime_enum(E.CudaError, runtime.cudaError_t, "cudaError", names_follow_runtime=True)
@@ -294,7 +294,7 @@ class _without:
         self.__members__ = {k: v for k, v in bound.__members__.items() if k != name}
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_small_enums_match_cuda_bindings():
     runtime, driver = bindings()
     check_driver_enum(E.Limit, driver.CUlimit, "CU_LIMIT_")
@@ -313,7 +313,7 @@ def test_small_enums_match_cuda_bindings():
             assert getattr(runtime, spelled) == int(member), spelled
 
 
-@pytest.mark.oracle(NVIDIA)
+@pytest.mark.oracle(oracles.NVIDIA)
 def test_tensor_map_enums_match_cuda_bindings():
     runtime, driver = bindings()
     check_driver_enum(E.TensorMapDataType, driver.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_", digit_word="TYPE")

@@ -1,6 +1,6 @@
 """nvidia-cutlass-dsl 4.3.5, 4.4.2 and 4.5.0 exports: emu's trace equals the native run, with and without the header.
 
-Native side: each fixture linked with tests/native's recording stubs and run, every entry called as
+Native side: each fixture linked with tests/oracles/native/ recording stubs and run, every entry called as
 the release's own header calls it (4.3: tests/oracles/native_43.py; 4.4 and later:
 tests/oracles/native_harness.py), once with plain answers and once with injected errors.
 emu side: the same entries under the same RuntimeConfig, on the object with its header beside it,
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from emu.run.session import EntryNotRun, run_object
-from tests.native import ground_truth as gt
-from tests.versions import native_43
-from tests.oracles import NATIVE
+from tests.oracles import native_harness as gt
+from tests.oracles import native_43
+from tests import oracles
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -82,7 +82,7 @@ def _params(filter_):
     return [pytest.param(e, v, id=f"{e['path']}-{v}") for e in ENTRIES if filter_(e) for v in gt.VARIANTS]
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: e["dsl_version"] == "4.3.5"))
 def test_43_with_header_matches_native(entry, variant, native):
     truth = native(entry, variant)
@@ -92,7 +92,7 @@ def test_43_with_header_matches_native(entry, variant, native):
     assert difference is None, f"{entry['path']} ({variant}): emu differs from the native run\n{difference}"
 
 
-@pytest.mark.oracle(NATIVE)
+@pytest.mark.oracle(oracles.NATIVE)
 @pytest.mark.parametrize(("entry", "variant"), _params(lambda e: True))
 def test_object_alone_matches_native(entry, variant, native, tmp_path):
     """Without the header: every loader as native; the launch as native, or refused when the object cannot describe it."""

@@ -1,7 +1,7 @@
 """Build the launch-argument test exports (tests/abi/test_launch_args.py), x86-64 and AArch64.
 
 Command (from the repository root, nvidia-cutlass-dsl 4.8.0, no GPU needed):
-    CUDA_VISIBLE_DEVICES='' CUTE_DSL_ARCH=sm_90a CUTE_DSL_NO_CACHE=1 python tests/data/launch_exports/launch/build.py
+    CUDA_VISIBLE_DEVICES='' CUTE_DSL_ARCH=sm_90a CUTE_DSL_NO_CACHE=1 python tests/data/export/launch/build.py
 
 - `add`: three tensors whose structs differ (32-bit extents with a 64-bit stride, a 32-bit stride,
   an explicit 64-bit stride), an Int32 scalar the launch divides by, and the stream; the grid is
