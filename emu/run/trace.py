@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..arch import NAMES
-from ..cuda.runtime import RuntimeSnapshot
+from .state import RuntimeSnapshot
 from ..support.model import Model
 
 TRACE_VERSION = 1

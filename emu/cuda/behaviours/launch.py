@@ -5,7 +5,8 @@ from stub_models.enums import CudaError as E
 
 from ..launch_checks import LaunchRequest, check_launch, launch_attributes
 from ..occupancy import max_active_blocks
-from ..runtime import CudaRuntime, LaunchRecord, Result
+from ...run.state import LaunchRecord
+from ..runtime import CudaRuntime, Result
 
 
 def launch(rt: CudaRuntime, func: int, request: LaunchRequest, record: dict) -> Result:
