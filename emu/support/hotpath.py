@@ -8,7 +8,10 @@ a never-seen object, answering a stub call, recording a run); each caller says w
   instead of interpreting a table per item.  The text never comes from an object file.
 - `record_factory` builds a pydantic model instance from values emu already trusts,
   without running its validator: pydantic's `model_construct` re-walks defaults and
-  costs tens of microseconds, and the stub path builds a record per call.
+  costs tens of microseconds, and the stub path builds a record per call.  It writes
+  pydantic's private instance slots itself, so it first checks, once per process, that
+  the installed pydantic keeps an instance the way it assumes (`records_built_directly`);
+  where it does not, every record is built with the public `model_construct` instead.
 """
 from __future__ import annotations
 
@@ -36,12 +39,52 @@ _EVERY_FIELD: dict[type, set[str]] = {}
 _FACTORIES: dict[type, Callable[[dict[str, Any]], Any]] = {}
 
 
+def _direct_matches_public() -> bool:
+    """Whether a record built by writing pydantic's instance slots is the record `model_construct` builds.
+
+    Checked against the instance `model_construct` makes for the same values: the same
+    `__dict__`, fields set, extra and private slots, and the same dump, equality and copy.
+    """
+    class _Probe(BaseModel):            # the kinds of field records have: required, defaulted, a container
+        name: str
+        count: int = 0
+        items: list[int] = []
+
+    values = {"name": "probe", "count": 3, "items": [1, 2]}
+    try:
+        public = _Probe.model_construct(**values)
+        direct = _Probe.__new__(_Probe)
+        object.__setattr__(direct, "__dict__", dict(values))
+        object.__setattr__(direct, "__pydantic_fields_set__", set(_Probe.model_fields))
+        object.__setattr__(direct, "__pydantic_extra__", None)
+        object.__setattr__(direct, "__pydantic_private__", None)
+        slots = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+        return (all(getattr(direct, slot) == getattr(public, slot) for slot in slots)
+                and direct.model_dump() == public.model_dump() == values and direct == public
+                and direct.model_copy() == public)
+    except Exception:                       # noqa: BLE001 - any failure means: use the public path
+        return False
+
+
+_DIRECT: list[bool] = []                    # the check's answer, made on first use
+
+
+def records_built_directly() -> bool:
+    """True when records are built by writing the instance slots (checked once per process), False when the
+    installed pydantic keeps instances otherwise and `model_construct` builds them."""
+    if not _DIRECT:
+        _DIRECT.append(_direct_matches_public())
+    return _DIRECT[0]
+
+
 def record_lines(target: str, values: str) -> tuple[str, ...]:
     """Lines of generated code that set `target` to an unvalidated record of `values` (see `record_factory`).
 
     For generated code that builds a record per call: inline, they save the call into
     `make`.  They read the names `record_names(cls)` gives.
     """
+    if not records_built_directly():
+        return (f"{target} = record_class.model_construct(**{values})",)
     return (f"{target} = record_new(record_class)",
             f"set_slot({target}, '__dict__', {values})",
             f"set_slot({target}, '__pydantic_fields_set__', every_field)",
