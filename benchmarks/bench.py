@@ -175,7 +175,7 @@ def whole_process(repeat: int, folder: str, server: WarmServer) -> dict:
     if cc:
         sys.path.insert(0, os.path.join(ROOT, "tests"))
         from fixtures.recorder import harness_source, launch_symbol
-        _, export = images.load_image(ONE_OBJECT)
+        _, (export,) = images.load_image(ONE_OBJECT)
         with open(ONE_OBJECT[:-2] + ".h") as handle:
             launch = launch_symbol(handle.read())
         with open(os.path.join(folder, "recorder.c"), "w") as handle:

@@ -22,7 +22,7 @@ from bench import LOADERS  # noqa: E402
 from harness import fixture_paths  # noqa: E402
 from emu.cache import image_store  # noqa: E402
 from emu.arch import architecture  # noqa: E402
-from emu.dsl.exports import describe_export  # noqa: E402
+from emu.dsl.exports import discover  # noqa: E402
 from emu.binary.elf.relocatable import build_image  # noqa: E402
 from emu.binary.elf.reader import parse_object, read_object_bytes  # noqa: E402
 from emu.run.session import run_object  # noqa: E402
@@ -45,7 +45,7 @@ def phases(path: str) -> list[float]:
     marks.append(time.perf_counter())
     architecture(obj.arch).cpu.extension_sites(image)
     marks.append(time.perf_counter())
-    describe_export(obj, image)
+    discover(obj, image)
     marks.append(time.perf_counter())
     run_object(path, entries=LOADERS)
     marks.append(time.perf_counter())

@@ -30,7 +30,7 @@ from emu.binary.elf import relocatable as layout
 from emu.binary.elf import reader as objfile  # noqa: E402
 from emu.arch import architecture  # noqa: E402
 from emu.dsl.entries import EntrySpec  # noqa: E402
-from emu.dsl.exports import describe_export  # noqa: E402
+from emu.dsl.exports import discover  # noqa: E402
 from emu.run.session import run_object  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0")
@@ -59,9 +59,9 @@ def cold_steps(path: str) -> dict[str, float]:
     if sites:
         image.extras["vector_sites"] = sites
     marks.append(("vector-site scan", clock()))
-    export = describe_export(obj, image)
+    exports = discover(obj, image)
     marks.append(("export description", clock()))
-    images._CACHE[key] = (image, export)
+    images._CACHE[key] = (image, exports)
     run_object(path, entries=LOADERS)
     marks.append(("first run of the image", clock()))
     steps = {name: end - begin for (_, begin), (name, end) in zip(marks, marks[1:])}

@@ -27,7 +27,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]] | None = None,
           runtime: Union["RuntimeConfig", Mapping[str, Any], None] = None,
-          launch_args: Mapping[str, Any] | None = None) -> "ObjectRun":
+          launch_args: Mapping[str, Any] | None = None, export: str | None = None) -> "ObjectRun":
     """Run an object's entries on the CUDA runtime model and return every call they made.
 
     `entries` defaults to what `python -m emu trace` runs: `cuda_init`, `cuda_load`,
@@ -35,6 +35,7 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     in a scenario (`{"cuda_load_to_device": {"device": 1}}`) or an `EntrySpec`. `runtime` is a
     `RuntimeConfig` or a mapping of its fields (the scenario's `runtime:` block). `launch_args`
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
+    `export` names the export to run in an object that holds several (`exports(path)` lists them).
     """
     from .cuda.config import RuntimeConfig
     from .dsl.entries import EntrySpec, loaders_for_devices
@@ -50,13 +51,22 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
         specs = [_model(EntrySpec, entry, "entries") for entry in entries]
     if launch_args is not None:
         specs = [_with_launch_args(spec, launch_args) for spec in specs]
-    return run_object(os.fspath(path), config, specs)
+    return run_object(os.fspath(path), config, specs, export=export)
 
 
-def inspect(path: PathLike) -> "Inspection":
-    """What an export holds, read without running it (`python -m emu inspect --json`)."""
+def exports(path: PathLike) -> list[str]:
+    """The names of the exports an object holds (one for an object `export_to_c` wrote), sorted."""
+    from .cache.loaded import load_image
+    return [export.name for export in load_image(os.fspath(path))[1]]
+
+
+def inspect(path: PathLike, *, export: str | None = None) -> "Inspection":
+    """What an export holds, read without running it (`python -m emu inspect --json`); `export` names one
+    of several."""
     from .commands.inspect import inspect_object
-    return inspect_object(os.fspath(path))
+    from .dsl.exports import chosen_name
+    results = {result.prefix: result for result in inspect_object(os.fspath(path))}
+    return results[chosen_name(list(results), export, os.fspath(path))]
 
 
 def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None) -> "CheckResult":

@@ -36,8 +36,9 @@ from .library_releases import releases
 from ..binary.elf.reader import ObjectFile, Section, Symbol
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
-# <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use
-FORMAT = 5
+# <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use; 6: every
+# export of the object, each with its GPU binary's address, and the cubins' facts per binary
+FORMAT = 6
 
 # The packages whose code shapes an entry, relative to the emu package: every *.py file under each counts,
 # so a module added to one of them is covered without being listed.  The binary layer (parse, layout,
@@ -105,7 +106,7 @@ class _Blob:
         return [self.size - len(data), len(data)]
 
 
-def save(image: Image, export: Export) -> None:
+def save(image: Image, exports: list[Export]) -> None:
     path = _entry_path(image.obj.sha256)
     if path is None:
         return
@@ -123,8 +124,10 @@ def save(image: Image, export: Export) -> None:
         "relocation_tables": [[index, blob.add(entries)] for index, entries in obj.relocation_tables],
         "segments": [[s.address, blob.add(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
-        "got_base": image.got_base, "extras": {**image.extras, "cubins": stored_cubins(image)},
-        "export": {**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}},
+        "got_base": image.got_base,
+        "extras": {**image.extras, "cubins": stored_cubins(image, [e.binary for e in exports if e.binary is not None])},
+        "exports": [{**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}}
+                    for export in exports],
     }
     record["bytes"] = blob.size
     try:
@@ -183,7 +186,7 @@ class StoredObject(ObjectFile):
         return self.__dict__[name]
 
 
-def load(sha256: str, path: str) -> tuple[Image, Export] | None:
+def load(sha256: str, path: str) -> tuple[Image, list[Export]] | None:
     entry = _entry_path(sha256)
     if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
         return None
@@ -206,8 +209,10 @@ def load(sha256: str, path: str) -> tuple[Image, Export] | None:
         image = Image(obj, [Segment(a, _piece(blob, *where), p) for a, where, p in record["segments"]],
                       record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
                       record["extras"])
-        raw = record["export"]
-        export = Export(**{**raw, "kernel_info": {k: {int(a): v for a, v in attrs.items()} for k, attrs in raw["kernel_info"].items()}})
-        return image, export
+        exports = [Export(**{**raw, "kernel_info": {k: {int(a): v for a, v in attrs.items()} for k, attrs in raw["kernel_info"].items()}})
+                   for raw in record["exports"]]
+        if not exports:
+            return None
+        return image, exports
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None

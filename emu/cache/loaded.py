@@ -11,16 +11,16 @@ import os
 from . import image_store
 from ..arch import architecture
 from ..errors import ObjectFormatError
-from ..dsl.exports import Export, describe_export
+from ..dsl.exports import Export, discover
 from ..binary.elf.relocatable import Image, build_image
 from ..binary.elf.reader import parse_object, read_object_bytes
 
-_CACHE: dict[tuple[str, int, int], tuple[Image, Export]] = {}
+_CACHE: dict[tuple[str, int, int], tuple[Image, list[Export]]] = {}
 _ABSOLUTE: dict[str, str] = {}     # absolute path as given -> normalised
 
 
-def load_image(path: str) -> tuple[Image, Export]:
-    """The relocated image and export description of an object file."""
+def load_image(path: str) -> tuple[Image, list[Export]]:
+    """The relocated image of an object file and the exports it holds (at least one)."""
     path = str(path)
     try:
         stat = os.stat(path)
@@ -44,7 +44,7 @@ def load_image(path: str) -> tuple[Image, Export]:
         sites = architecture(obj.arch).cpu.extension_sites(image)
         if sites:
             image.extras["vector_sites"] = sites
-        cached = (image, describe_export(obj, image))
+        cached = (image, discover(obj, image))
         image_store.save(*cached)
     _CACHE[key] = cached
     return cached

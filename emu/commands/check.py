@@ -21,6 +21,7 @@ from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import attribute_name
 from ..cuda.profile import load_profile
 from ..dsl.entries import EntrySpec, loaders_for_devices
+from ..dsl.exports import choose
 from ..dsl.generations import without_kernel_info
 from ..errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from ..cache.loaded import load_image
@@ -67,6 +68,8 @@ class AttributeCheck(Model):
 
 
 class ObjectCheck(Model):
+    """One export of an object, checked (an object holding several exports has one of these per export)."""
+
     object: str = Field(description="path of the object file")
     arch: str | None = Field(default=None, description="host architecture")
     prefix: str | None = Field(default=None, description="export prefix")
@@ -91,8 +94,19 @@ def default_device_count(profile: str = "h200") -> int:
     return load_profile(profile).device_count
 
 
-def check_object(path: str, device_count: int | None = None, profile: str = "h200") -> ObjectCheck:
-    """Run the loaders of one object and compare them with its kernel_info; never raises EmuError.
+def check_file(path: str, device_count: int | None = None, profile: str = "h200") -> list[ObjectCheck]:
+    """Every export of one object, checked (`check_object`); one error result when the object cannot be read."""
+    count = default_device_count(profile) if device_count is None else device_count
+    try:
+        _image, exports = load_image(path)
+    except EmuError as error:
+        return [ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)]
+    return [check_object(path, count, profile, export.name if len(exports) > 1 else None) for export in exports]
+
+
+def check_object(path: str, device_count: int | None = None, profile: str = "h200", export: str | None = None) -> ObjectCheck:
+    """Run the loaders of one export of an object (`export`: its name; None: the object's only one) and compare
+    them with its kernel_info; never raises EmuError.
 
     The rows are built from values emu made itself (the run's records, the export's
     metadata), so they are not validated again (`emu.support.hotpath.build_record`): a check
@@ -100,10 +114,12 @@ def check_object(path: str, device_count: int | None = None, profile: str = "h20
     """
     count = default_device_count(profile) if device_count is None else device_count
     try:
-        _image, export = load_image(path)
-        if export.kernel_info_error:
-            raise BadInput(export.kernel_info_error, path=str(path))
-        run = run_object(path, _config(count, profile), list(_loaders(count)))
+        _image, exports = load_image(path)
+        chosen = choose(exports, export, path)
+        if chosen.kernel_info_error:
+            raise BadInput(chosen.kernel_info_error, path=str(path))
+        run = run_object(path, _config(count, profile), list(_loaders(count)), export=export)
+        export = chosen
     except EmuError as error:
         return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
     names = kernel_handles(run.calls)
@@ -216,7 +232,7 @@ def check_objects(objects: list[str], device_count: int | None = None,
     for index, path in enumerate(objects, 1):
         if progress:
             progress(index, len(objects), path)
-        results.append(check_object(path, count, profile))
+        results.extend(check_file(path, count, profile))
     worst = max((r.exit_code for r in results), key=lambda code: EXIT_RANK.get(code, 4), default=EXIT_OK)
     return build_record(CheckResult, dict(device_count=count, objects=results, exit_code=worst))
 
@@ -260,11 +276,15 @@ def _shown(value: int | None, error: int | None = None) -> str:
 
 
 def show_summary(result: CheckResult) -> list[str]:
-    rows = [[o.object, o.arch or "-", str(len(o.kernels)), "error" if o.error else str(o.discrepancies), discrepancy_summary(o)]
+    files = [o.object for o in result.objects]
+    shown = lambda o: f"{o.object} ({o.prefix})" if files.count(o.object) > 1 else o.object     # noqa: E731 - an export of several
+    rows = [[shown(o), o.arch or "-", str(len(o.kernels)), "error" if o.error else str(o.discrepancies), discrepancy_summary(o)]
             for o in result.objects]
     bad = sum(1 for o in result.objects if o.exit_code != EXIT_OK)
+    counted = (f"{len(files)} objects" if len(set(files)) == len(files)
+               else f"{len(files)} exports in {len(set(files))} objects")
     return table(["object", "arch", "kernels", "discrepancies", "details"], rows) + [
-        f"{len(result.objects)} objects, {bad} with discrepancies or errors"]
+        f"{counted}, {bad} with discrepancies or errors"]
 
 
 def discrepancy_summary(result: ObjectCheck) -> str:

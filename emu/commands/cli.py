@@ -128,13 +128,18 @@ def _trace(args) -> int:
     from .render import show_run
     from ..run.session import EntryNotRun
 
+    from ..cache.loaded import load_image
+
     runs, stopped = [], []
     for path in args.objects:
-        try:
-            runs.append(trace(path, runtime=runtime, launch_args=launch_args))
-        except EntryNotRun as reason:           # a launch that cannot be built keeps the loaders' trace
-            runs.append(reason.run)
-            stopped.append(reason)
+        _image, exports = load_image(path)
+        for export in exports:                  # every export of the object, each on its own runtime
+            try:
+                runs.append(trace(path, runtime=runtime, launch_args=launch_args,
+                                  export=export.name if len(exports) > 1 else None))
+            except EntryNotRun as reason:       # a launch that cannot be built keeps the loaders' trace
+                runs.append(reason.run)
+                stopped.append(reason)
     if args.json:
         _print_json([r.model_dump(mode="json") for r in runs])
     else:
@@ -156,8 +161,13 @@ def _print_json(value) -> None:
 def _inspect(args) -> int:
     _readable(args.object)
     from .inspect import inspect_object, show_inspect
-    result = inspect_object(args.object)
-    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_inspect(result)))
+    results = inspect_object(args.object)
+    if args.json and len(results) == 1:
+        print(results[0].model_dump_json(indent=1))
+    elif args.json:                           # several exports: a list of their descriptions, by prefix
+        _print_json([result.model_dump(mode="json") for result in results])
+    else:
+        print("\n\n".join("\n".join(show_inspect(result)) for result in results))
     return EXIT_OK
 
 

@@ -17,7 +17,7 @@ from stub_models import CATALOGUE, LIBC_CATALOGUE
 from ..dsl.args_spec.reader import ArgSpec, ArgSpecError, decode_args_spec
 from ..arch import NAMES
 from ..dsl.entries import ENTRY_NAMES
-from ..dsl.exports import Export, describe_export
+from ..dsl.exports import BINARY_SYMBOL, Export, discover, in_link_order
 from ..cuda.kernel_attributes import attribute_name
 from ..cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from ..dsl.generations import recognise
@@ -25,7 +25,6 @@ from ..gpu_binary.fatbin import FatbinError, FatbinInfo, parse_fatbin
 from ..support.model import Model
 from ..binary.elf.reader import ObjectFile, load_object
 
-BINARY_SYMBOL = "kernels_binary"
 ENTRIES = tuple(name for name in ENTRY_NAMES if name != "module_load")   # module_load is header code, not a symbol
 EMU_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}   # emu lays out the GOT itself
 MAX_HEADER_CHARS = 4 << 20                 # a header is read for its shape only
@@ -96,17 +95,22 @@ class InspectResult(Model):
     undefined: list[UndefinedSymbol] = Field(description="every undefined symbol, sorted, with what answers it")
 
 
-def inspect_object(path: str) -> InspectResult:
-    """Read `path` statically; raises ObjectFormatError (an EmuError, exit 2) for bad input."""
+def inspect_object(path: str) -> list[InspectResult]:
+    """Read `path` statically, one result per export; raises ObjectFormatError (an EmuError, exit 2) for bad input."""
     obj = load_object(path)
-    export = describe_export(obj)
+    exports = discover(obj)
+    binaries = _binary_symbols(obj, [e.prefix for e in exports])
+    return [_inspect_export(path, obj, export, binaries[export.prefix]) for export in exports]
+
+
+def _inspect_export(path: str, obj: ObjectFile, export: Export, binary) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
         generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=obj.c_string(f"{export.prefix}_kernel_info"), kernel_info_error=export.kernel_info_error,
-        signature=signature, args_spec_error=spec_error, binary=_binary(obj), undefined=_undefined(obj))
+        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj))
 
 
 def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
@@ -147,8 +151,18 @@ def _signature(obj: ObjectFile, prefix: str) -> tuple[ArgSpec | None, str | None
         return None, str(error)
 
 
-def _binary(obj: ObjectFile) -> GpuBinary | None:
-    symbol = obj.symbol(BINARY_SYMBOL)
+def _binary_symbols(obj: ObjectFile, prefixes: list[str]) -> dict:
+    """Each export's GPU binary symbol: the object's one, or one per export paired in link order (emu.dsl.exports)."""
+    if len(prefixes) == 1:
+        return {prefixes[0]: obj.symbol(BINARY_SYMBOL)}
+    place = lambda symbol: (symbol.shndx, symbol.value, symbol.index)      # noqa: E731 - where it lies in the object
+    binaries = [s for s in obj.symbols if s.name == BINARY_SYMBOL and s.defined]
+    by_place = {place(s): s for s in binaries}
+    paired = in_link_order(prefixes, lambda prefix: place(obj.symbol(f"{prefix}_cuda_init")), list(by_place), obj.path)
+    return {prefix: by_place[where] for prefix, where in paired.items()}
+
+
+def _binary(obj: ObjectFile, symbol) -> GpuBinary | None:
     if symbol is None or not symbol.defined:
         return None
     data = obj.symbol_bytes(symbol)

@@ -32,4 +32,4 @@ def write(folder: str) -> None:
 
 if __name__ == "__main__":
     import os
-    write(os.path.join(os.path.dirname(__file__), "schemas"))
+    write(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas"))     # emu/schemas

@@ -69,28 +69,30 @@ def runs_on(entry: FatbinEntry, capability: int) -> bool:
 
 
 _CACHE: dict[bytes, LibraryImage] = {}
-_BY_OBJECT: dict[str, LibraryImage | None] = {}
+_BY_OBJECT: dict[tuple[str, int | None], LibraryImage | None] = {}
 _CACHE_MAX = 1024
 
 
-def library_image(image) -> LibraryImage | None:
-    """The export's fatbin read from the laid-out image (`kernels_binary`), or None without one.
+def library_image(image, address: int | None) -> LibraryImage | None:
+    """The fatbin at `address` in the laid-out image (an export's GPU binary, emu.dsl.exports), or None
+    without one.
 
-    Kept per object digest: every run of an object asks again, and the answer cannot change.
+    Kept per object digest and address: every run of an object asks again, and the answer cannot change.
     """
-    digest = image.obj.sha256
-    if digest in _BY_OBJECT:
-        return _BY_OBJECT[digest]
-    binary = _read_library(image)
+    key = (image.obj.sha256, address)
+    if key in _BY_OBJECT:
+        return _BY_OBJECT[key]
+    binary = _read_library(image, address)
     if len(_BY_OBJECT) < _CACHE_MAX:
-        _BY_OBJECT[digest] = binary
+        _BY_OBJECT[key] = binary
     return binary
 
 
-def _read_library(image) -> LibraryImage | None:
-    binary = _decode_from_image(image)
+def _read_library(image, address: int | None) -> LibraryImage | None:
+    binary = _decode_from_image(image, address)
     if binary is not None:
-        for offset, known in image.extras.get("cubins", {}).items():      # what the image store kept (stored_cubins)
+        stored = image.extras.get("cubins", {}).get(str(address), {})      # what the image store kept (stored_cubins)
+        for offset, known in stored.items():
             try:
                 binary.cubins.setdefault(int(offset), CubinInfo.model_validate(known["info"]) if "info" in known
                                          else str(known["error"]))
@@ -99,8 +101,7 @@ def _read_library(image) -> LibraryImage | None:
     return binary
 
 
-def _decode_from_image(image) -> LibraryImage | None:
-    address = image.data_symbols.get(BINARY_SYMBOL)
+def _decode_from_image(image, address: int | None) -> LibraryImage | None:
     if address is None:
         return None
     for segment in image.segments:
@@ -181,21 +182,23 @@ def _read_cubin(payload: bytes) -> CubinInfo | str:
         return str(error)
 
 
-def stored_cubins(image) -> dict[str, dict]:
-    """What each cubin of the export's fatbin says, as the image store keeps it with the image.
+def stored_cubins(image, addresses) -> dict[str, dict]:
+    """What each cubin of each GPU binary at `addresses` says, as the image store keeps it with the image.
 
     Reading a cubin needs LIEF, whose import costs a process more than the rest of a run:
-    the image store keeps these facts (entry offset -> `{"info": CubinInfo}` or `{"error": why}`)
-    so that a later process runs the object without importing it.
+    the image store keeps these facts (binary address -> entry offset -> `{"info": CubinInfo}` or
+    `{"error": why}`) so that a later process runs the object without importing it.
     """
-    binary = _decode_from_image(image)
-    if binary is None or binary.error is not None:
-        return {}
     stored = {}
-    for entry, payload in zip(binary.entries, binary.payloads):
-        if entry.kind == "elf" and payload is not None:
-            info = _read_cubin(payload)
-            stored[str(entry.offset)] = {"error": info} if isinstance(info, str) else {"info": info.model_dump(mode="json")}
+    for address in addresses:
+        binary = _decode_from_image(image, address)
+        if binary is None or binary.error is not None:
+            continue
+        cubins = stored[str(address)] = {}
+        for entry, payload in zip(binary.entries, binary.payloads):
+            if entry.kind == "elf" and payload is not None:
+                info = _read_cubin(payload)
+                cubins[str(entry.offset)] = {"error": info} if isinstance(info, str) else {"info": info.model_dump(mode="json")}
     return stored
 
 

@@ -1,4 +1,13 @@
-"""What a CuTe DSL export looks like from its symbols: prefix, entry points, kernels, metadata."""
+"""The CuTe DSL exports a binary holds, found from its symbols: prefix, entry points, kernels, metadata.
+
+`discover` finds every export: one object written by `export_to_c` holds one, an object or library
+linked from several holds each.  Each export names its own GPU binary, kernels, entries and launch
+function with the calling ABI it is launched through (emu.abi).  When one binary holds several exports,
+their GPU binaries (each export's local `kernels_binary`) are paired with the exports in link order:
+the linker keeps each input's sections in input order, so the n-th export's code and its binary come
+n-th (tests/dsl/test_exports.py proves it on objects linked with `ld -r`); the runtime model then loads,
+for each export, the binary its own cuda_init names.
+"""
 from __future__ import annotations
 
 import json
@@ -8,7 +17,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .entries import KINDS
-from ..errors import ObjectFormatError
+from ..errors import BadInput, ObjectFormatError
 from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS, metadata_symbols
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
 
@@ -18,6 +27,10 @@ if TYPE_CHECKING:
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
 _KERNEL_SLOTS_43 = re.compile("\0(kernel_[^\0]*)")
 _NAME = itemgetter(1)
+
+
+BINARY_SYMBOL = "kernels_binary"       # the embedded fatbin each export's cuda_init loads
+LAUNCH_ABI = "ciface"                   # the CuTe ABI's launch wrapper: void *args[] (emu.abi.ciface)
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,17 @@ class Export:
     version: str | None
     function_name: str | None
     format: str                           # the export format (emu.dsl.generations.FORMATS): how its loaders are called
+    binary: int | None = None             # the address of its GPU binary in the laid-out image; None: none (or no image)
+
+    @property
+    def name(self) -> str:
+        """How traces, checks and scenarios name the export: its prefix, for the CuTe ABI."""
+        return self.prefix
+
+    @property
+    def launch_abi(self) -> str:
+        """The calling ABI of its launch function (a key of emu.abi's registry)."""
+        return LAUNCH_ABI
 
     def entry_symbol(self, entry: str) -> str:
         """The function an entry runs: `<prefix>_cuda_load`, `_mlir_<prefix>_cuda_load`, the launch wrapper."""
@@ -54,12 +78,12 @@ class Export:
         return FORMATS[self.format].wrapper.format(prefix=self.prefix)
 
 
-def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
-    """The export in `obj`; `image`, its laid-out form where there is one, already names its symbols.
+def discover(obj: ObjectFile, image: Image | None = None) -> list[Export]:
+    """Every export in `obj`, by prefix; `image`, its laid-out form where there is one, already names its symbols.
 
     With an image, the functions and kernel slots come from its maps of the defined
     functions and data objects (the loader can only run what it laid out); without one
-    (inspect), from the symbol table.
+    (inspect), from the symbol table.  An object without an export is an ObjectFormatError.
     """
     if image is not None:
         functions = image.functions.keys()
@@ -78,9 +102,13 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
         raise ObjectFormatError("no CuTe DSL export found: there is no function <prefix>_cuda_init with a matching "
                                 "<prefix>_cuda_load (nvidia-cutlass-dsl exports them from 4.3 on; 4.2 and earlier cannot export)",
                                 path=obj.path)
-    if len(prefixes) > 1:
-        raise ObjectFormatError(f"several exports in one object ({', '.join(prefixes)}); emu runs one export per object", path=obj.path)
-    prefix = prefixes[0]
+    binaries = _binaries(obj, image, prefixes)
+    alone = len(prefixes) == 1             # kernel slots are the object's: an export among several names its kernel_info's
+    return [_export(obj, prefix, functions, slots if alone else [], slots_43 if alone else [], binaries[prefix])
+            for prefix in prefixes]
+
+
+def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43: list[str], binary: int | None) -> Export:
     info, error = _kernel_info(obj, prefix)
     version = obj.c_string(f"{prefix}_version")
     # 4.3 (emu.dsl.generations): kernel_* slots and none of the metadata symbols 4.4 introduced
@@ -97,7 +125,49 @@ def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
     launch = sorted(name for name in functions if name.startswith(launch_prefix))
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
-                  version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt)
+                  version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt, binary=binary)
+
+
+def _binaries(obj: ObjectFile, image: Image | None, prefixes: list[str]) -> dict[str, int | None]:
+    """Each export's GPU binary address, paired in link order (see the module's docstring).
+
+    One export takes the object's `kernels_binary`.  Several take one each, paired by address
+    with the exports' cuda_init; a count that does not match is refused, never guessed.
+    """
+    if image is None:
+        return dict.fromkeys(prefixes)
+    if len(prefixes) == 1:
+        return {prefixes[0]: image.data_symbols.get(BINARY_SYMBOL)}
+    return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"],
+                         image.symbol_addresses(BINARY_SYMBOL), obj.path)
+
+
+def in_link_order(prefixes: list[str], code_place, binaries: list, path: str) -> dict:
+    """Each export's GPU binary among `binaries` (anything ordered by where it lies), paired in link order with
+    the exports ordered by `code_place(prefix)`; a count that does not match is refused."""
+    if len(binaries) != len(prefixes):
+        raise ObjectFormatError(f"{len(prefixes)} exports ({', '.join(prefixes)}) but {len(binaries)} {BINARY_SYMBOL} "
+                                "symbols: emu cannot tell which GPU binary each export loads", path=path)
+    return dict(zip(sorted(prefixes, key=code_place), sorted(binaries)))
+
+
+def choose(exports: list[Export], name: str | None, path: str) -> Export:
+    """The export called `name`, or the only one when `name` is None; BadInput naming the exports otherwise."""
+    wanted = chosen_name([e.name for e in exports], name, path)
+    return next(e for e in exports if e.name == wanted)
+
+
+def chosen_name(names: list[str], name: str | None, path: str) -> str:
+    """`name` if it is one of `names`, or the only name when `name` is None; BadInput naming them otherwise."""
+    if name is None and len(names) == 1:
+        return names[0]
+    if name is not None and name in names:
+        return name
+    listed = ", ".join(names)
+    if name is None:
+        raise BadInput(f"the object holds {len(names)} exports ({listed}): name one (`export:` in a scenario, "
+                       "export= in the API)", path=path)
+    raise BadInput(f"no export {name!r} in the object (its exports: {listed})", path=path)
 
 
 def _integer(value) -> int:

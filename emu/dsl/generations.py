@@ -77,7 +77,7 @@ def metadata_symbols(obj, prefix: str) -> list[str]:
 
 
 def object_evidence(export, obj) -> list[str]:
-    """What in the object decided its format (emu.dsl.exports.describe_export decides it; this says why)."""
+    """What in the object decided its format (emu.dsl.exports.discover decides it; this says why)."""
     prefix, present = export.prefix, metadata_symbols(obj, export.prefix)
     if export.format == "4.3":
         return [f"no {prefix}_version, {prefix}_kernel_info or {prefix}_args_spec", "kernel slots named kernel_*"]

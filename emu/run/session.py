@@ -13,6 +13,7 @@ from ..cuda.config import RuntimeConfig
 from ..cuda.loading import library_image
 from ..cuda.runtime import CudaRuntime
 from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
+from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
 from ..cache.loaded import load_image
@@ -43,15 +44,17 @@ class ObjectSession:
 
 
 def run_object(path: str, config: RuntimeConfig | None = None, entries: list[EntrySpec] | None = None,
-               budget: int = DEFAULT_BUDGET, timeout_s: float = DEFAULT_TIMEOUT_S) -> ObjectRun:
-    """Run `entries` in order; an entry that cannot be built raises EntryNotRun holding what ran before it."""
+               budget: int = DEFAULT_BUDGET, timeout_s: float = DEFAULT_TIMEOUT_S, export: str | None = None) -> ObjectRun:
+    """Run `entries` of one export of the object in order (`export`: its name; None: the object's only one);
+    an entry that cannot be built raises EntryNotRun holding what ran before it."""
     config = config or RuntimeConfig()
     entries = DEFAULT_ENTRIES if entries is None else entries
-    image, export = load_image(path)
+    image, exports = load_image(path)
+    export = choose(exports, export, path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
     machine.load(image)
-    runtime = CudaRuntime(config, export.kernels, library_image(image))
+    runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)
@@ -76,8 +79,9 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         return outcome.fault is None
 
     def result() -> ObjectRun:
-        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch, prefix=export.prefix,
-                                          entries=runs, calls=dispatcher.calls, state=runtime.snapshot()))
+        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
+                                            export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
+                                            state=runtime.snapshot()))
 
     for spec in entries:
         try:

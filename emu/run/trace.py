@@ -12,7 +12,7 @@ from ..arch import NAMES
 from .state import RuntimeSnapshot
 from ..support.model import Model
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2          # 2: every run names its export (`export`)
 
 
 class CallRecord(Model):
@@ -64,6 +64,8 @@ class ObjectRun(Model):
     trace_version: int = Field(default=TRACE_VERSION, description="version of this JSON contract")
     object: str = Field(description="path of the object file")
     arch: Literal[NAMES] = Field(description="the object's host architecture")
+    export: str = Field(description="the export this run ran: an object may hold several, each run on its own runtime "
+                        "(its prefix, for the CuTe ABI)")
     prefix: str = Field(description="the export prefix detected from the symbols")
     entries: list[EntryRun] = Field(description="entries in the order they ran")
     calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")

@@ -76,6 +76,8 @@ class ObjectRef(Block):
 
     path: str | None = Field(default=None, description="the .o file, relative to the scenario file")
     build: BuildSpec | None = Field(default=None, description="instead of a file: export this @cute.jit function with the installed nvidia-cutlass-dsl (cached by content)")
+    export: str | None = Field(default=None, description="which export of the object to run, by name (its prefix): "
+                               "needed only when the object holds several")
     expect: Expectations | None = Field(default=None, description="expectations for this object only, added to the scenario's")
 
     @model_validator(mode="before")

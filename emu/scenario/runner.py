@@ -4,6 +4,7 @@
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..cache.loaded import load_image
+from ..dsl.exports import choose
 from ..support.model import empty_list
 from ..run.session import run_object
 from ..run.trace import ObjectRun
@@ -37,9 +38,9 @@ def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioRes
         if only is not None and index != only:
             continue
         path = loaded.object_path(index)
-        run = run_object(path, scenario.runtime, scenario.entries, scenario.budget, scenario.timeout_s)
+        run = run_object(path, scenario.runtime, scenario.entries, scenario.budget, scenario.timeout_s, ref.export)
         runs.append(run)
-        _, export = load_image(path)
+        export = choose(load_image(path)[1], ref.export, path)
         expect: Expectations = scenario.expect.merged(ref.expect)
         lines = {kind: _line(loaded, index, ref, kind) for kind in EXPECTATION_KINDS}
         results.extend(Checker(run, export.kernel_info, lines).check(expect))

@@ -21,7 +21,7 @@ CARVEOUT = ROOT / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/carveout_25.o"
 
 
 def _spec_text(path: Path) -> str | None:
-    image, export = load_image(str(path))
+    image, (export,) = load_image(str(path))
     return image.obj.c_string(f"{export.prefix}_args_spec")
 
 

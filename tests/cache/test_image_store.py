@@ -8,27 +8,28 @@ import pytest
 from conftest import fixture
 
 from emu.cache import image_store
-from emu.dsl.exports import describe_export
+from emu.dsl.exports import discover
 from emu.binary.elf.relocatable import build_image
 from emu.binary.elf.reader import load_object
 
 
 @pytest.fixture
 def stored(tmp_path, monkeypatch):
-    """An x86-64 fixture's image saved to a store in tmp_path: (object, image, export, entry path)."""
+    """An x86-64 fixture's image saved to a store in tmp_path: (object, image, exports, entry path)."""
     monkeypatch.setenv("EMU_CACHE_DIR", str(tmp_path))
     obj = load_object(fixture("x86_64", "carveout_25"))
-    image, export = build_image(obj), describe_export(obj)
-    image_store.save(image, export)
-    return obj, image, export, os.path.join(tmp_path, "images", image_store.folder_name(), f"{obj.sha256}.json")
+    image = build_image(obj)
+    exports = discover(obj, image)
+    image_store.save(image, exports)
+    return obj, image, exports, os.path.join(tmp_path, "images", image_store.folder_name(), f"{obj.sha256}.json")
 
 
 def test_an_entry_reads_back_as_the_same_image(stored):
-    obj, image, export, _ = stored
-    loaded, loaded_export = image_store.load(obj.sha256, obj.path)
+    obj, image, exports, _ = stored
+    loaded, loaded_exports = image_store.load(obj.sha256, obj.path)
     assert loaded.segments == image.segments and loaded.stub_symbols == image.stub_symbols
     assert loaded.functions == image.functions and loaded.got_base == image.got_base
-    assert loaded_export == export
+    assert loaded_exports == exports
     assert loaded.obj.relocation_tables == obj.relocation_tables and loaded.obj.relocations == obj.relocations
 
 
@@ -78,7 +79,8 @@ def test_another_release_of_a_library_an_entry_holds_the_output_of_is_a_miss(sto
 def test_off_stores_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("EMU_CACHE_DIR", "off")
     obj = load_object(fixture("x86_64", "carveout_25"))
-    image_store.save(build_image(obj), describe_export(obj))
+    image = build_image(obj)
+    image_store.save(image, discover(obj, image))
     assert image_store.load(obj.sha256, obj.path) is None and not os.listdir(tmp_path)
 
 
@@ -129,7 +131,8 @@ from emu.dsl.entries import EntrySpec
 from emu.cache.loaded import load_image
 from emu.run.session import run_object
 run = run_object(sys.argv[1], entries=[EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")])
-error, facts = load_verdict(library_image(load_image(sys.argv[1])[0]), load_profile("h200"))
+image, (export,) = load_image(sys.argv[1])
+error, facts = load_verdict(library_image(image, export.binary), load_profile("h200"))
 print(bool(read))
 print(run.model_dump_json())
 print(error, sorted((name, fact.cubin.model_dump_json(), fact.binary_version, fact.ptx_version) for name, fact in facts.items()))

@@ -56,8 +56,8 @@ def _alone(entry: dict, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("entry", ALL, ids=[e["path"] for e in ALL])
 def test_exported_by_contains_the_building_release(entry, tmp_path):
-    with_header = inspect_object(str(FIXTURES / entry["path"])).generation
-    alone = inspect_object(str(_alone(entry, tmp_path))).generation
+    with_header = inspect_object(str(FIXTURES / entry["path"]))[0].generation
+    alone = inspect_object(str(_alone(entry, tmp_path)))[0].generation
     version = entry["dsl_version"]
     assert with_header.header is not None and alone.header is None
     for generation in (with_header, alone):
@@ -88,7 +88,7 @@ def test_inspect_names_the_43_generation_and_how_it_is_called():
 
 def test_43_kernels_come_from_their_slots():
     """A 4.3 export has no kernel_info: its kernels are its `kernel_*` slots, in the object's order."""
-    result = inspect_object(str(FIXTURES / "cutlass-dsl-4.3.5" / "native" / "two_kernels.o"))
+    result, = inspect_object(str(FIXTURES / "cutlass-dsl-4.3.5" / "native" / "two_kernels.o"))
     assert [k.kernel for k in result.kernels] == ["kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0",
                                                   "kernel_cutlass_negate_tensorptrf32gmemalign16o1281_1"]
     assert result.kernel_info is None and result.signature is None and result.version is None
@@ -141,7 +141,7 @@ def _without_slot_names(tmp_path: Path) -> Path:
 
 def test_an_object_that_does_not_say_its_format_has_its_loads_refused(tmp_path):
     path = _without_slot_names(tmp_path)
-    generation = inspect_object(str(path)).generation
+    generation = inspect_object(str(path))[0].generation
     assert generation.format == "unknown" and "unknown nvidia-cutlass-dsl release" in generation.exported_by
     result = run_cli("trace", str(path))
     assert result.code == 2

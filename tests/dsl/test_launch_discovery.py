@@ -24,7 +24,7 @@ def test_every_readable_name_part_spells_the_header_struct(entry):
     """Each fake tensor's part of the real mangled names, read every way its digits allow, gives exactly
     the struct the header declares, and a from_dlpack tensor's part allows it (the parts cut off at 180
     characters are not read)."""
-    _, export = load_image(str(ROOT / entry["path"]))
+    _, (export,) = load_image(str(ROOT / entry["path"]))
     header = parse_header((ROOT / entry["header"]).read_text(), entry["header"], "x86_64")
     tensors = [p for p in from_header(header, entry["header"]).params if p.kind in ("tensor", "tensor_list")
                for _ in range(p.count or 1)]                    # a list's elements are passed one by one

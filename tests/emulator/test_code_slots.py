@@ -19,7 +19,7 @@ from emu.cache import loaded as images
 from emu.binary.elf import relocatable as layout
 from emu.arch import architecture
 from emu.dsl.entries import EntrySpec
-from emu.dsl.exports import describe_export
+from emu.dsl.exports import discover
 from emu.binary.elf.relocatable import PERM_R, PERM_X
 from emu.emulator.mapping import changed_ranges
 from emu.binary import memory_map
@@ -59,7 +59,7 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     assert rodata.address == first_rodata.address and rodata.data != first_rodata.data
     stat = copy.stat()
     key = (str(copy), stat.st_size, stat.st_mtime_ns)
-    images._CACHE[key] = (image, describe_export(obj, image))
+    images._CACHE[key] = (image, discover(obj, image))
     try:
         for _ in range(3):
             assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]

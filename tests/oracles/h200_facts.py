@@ -56,8 +56,8 @@ def after_load(path: str) -> tuple[int, dict[str, dict[int, int]], dict[str, Lau
     run = run_object(str(found), RuntimeConfig(), [EntrySpec(name="module_load")])
     first = next((e.returned for e in run.entries if e.returned), 0)
     kernels = {k.name: {int(FuncAttribute[n]): v for n, v in k.devices.get("0", {}).items()} for k in run.state.kernels}
-    image, _export = load_image(str(found))
-    _error, facts = load_verdict(library_image(image), H200)
+    image, (export,) = load_image(str(found))
+    _error, facts = load_verdict(library_image(image, export.binary), H200)
     limits = {name: launch_limits(fact.cubin) for name, fact in facts.items()}
     return first, kernels, limits
 

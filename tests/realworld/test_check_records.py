@@ -37,5 +37,5 @@ def test_the_check_result_does_not_share_the_exports_metadata():
     obj = check_objects([path], device_count=1).objects[0]
     obj.kernels.append("changed")
     next(iter(obj.kernel_info.values()))[9] = -5
-    _, export = load_image(path)
+    _, (export,) = load_image(path)
     assert "changed" not in export.kernels and -5 not in next(iter(export.kernel_info.values())).values()

@@ -85,7 +85,7 @@ def _short(name: str) -> str:
 @pytest.mark.parametrize("case", [_param(c, False) for c in CASES])
 def test_trace(case: KernelCase):
     path = build(case)
-    _image, export = load_image(path)
+    _image, (export,) = load_image(path)
     assert [_short(k) for k in export.kernel_info] == expected_kernels(case)
     asks = {} if case.carveout is None else {9: case.carveout}
     assert export.kernel_info == {k: asks for k in export.kernel_info}

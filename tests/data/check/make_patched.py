@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from emu.dsl.exports import describe_export  # noqa: E402
+from emu.dsl.exports import discover  # noqa: E402
 from emu.binary.elf.reader import load_object  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +53,7 @@ def replace_symbol(source: Path, symbol: str, data: bytes) -> bytes:
 def patched_bytes(source: Path, kernel_info: dict) -> bytes:
     """`source` with its kernel_info replaced by `kernel_info`, compact JSON padded with spaces to the same length."""
     obj = load_object(source)
-    symbol = f"{describe_export(obj).prefix}_kernel_info"
+    symbol = f"{discover(obj)[0].prefix}_kernel_info"
     size = obj.symbol(symbol).size
     new = json.dumps(kernel_info, separators=(",", ":")).encode()
     if len(new) + 1 > size:
