@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
-from tests.oracles.native_trace import LOADER_ENTRIES, emu_lines, first_difference, normalise_native, recorder_config
+from tests.oracles.recorder_lines import LOADER_ENTRIES, first_difference, normalise_native, recorder_config, \
+    stubs_c_emu_lines as emu_lines
 
 EXPORTS = Path(__file__).parent.parent / "data" / "avx512" / "exports"
 OBJECTS = sorted(EXPORTS.glob("*/*.o"))

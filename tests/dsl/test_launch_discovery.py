@@ -14,7 +14,7 @@ from emu.cache.loaded import load_image
 from emu.dsl.launch.discovery import read_layout, reads_fit_kind, struct_key
 from emu.dsl.launch.mangled import name_allows, name_kinds, tensor_tokens, token_structs
 from emu.dsl.launch.signature import from_header
-from tests.oracles.native_trace import OBJECTS, ROOT
+from tests.oracles.recorder_lines import OBJECTS, ROOT
 
 X86 = [entry for entry in OBJECTS if entry["host"] == "x86_64"]
 

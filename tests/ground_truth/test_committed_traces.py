@@ -9,7 +9,7 @@ _mlir_cuda_init, _mlir_cuda_load_to_device for devices 0 and 1, the launch wrapp
 into the recorder's lines and requires the two to be equal, so a machine without cross compilers or cc
 still checks against native.  The 4.3 exports (MANIFEST "fixtures_4_3", a different header shape whose
 traces were recorded calling them as that header does) are compared the same way.
-What is compared, and the little that cannot be, is in tests/oracles/recorded.py.
+What is compared, and the little that cannot be, is in tests/oracles/recorder_lines.py.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracles.recorded import emu_lines, first_difference, recorded_lines
+from tests.oracles.recorder_lines import first_difference, recorded_lines, recorder_py_emu_lines as emu_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from emu.commands.check import check_object
-from tests.oracles.recorded import emu_lines, first_difference, run_recorder
+from tests.oracles.recorder_lines import first_difference, recorder_py_emu_lines as emu_lines, run_recorder
 from tests.oracles.native_harness import toolchain
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracles.native_trace import CORPUS, MANIFEST, OBJECTS, OPTIN_SMEM, ROOT, launch_args, native_lines, \
+from tests.oracles.recorder_lines import CORPUS, MANIFEST, OBJECTS, OPTIN_SMEM, ROOT, launch_args, native_lines, \
     phase_slice
 
 sys.path.insert(0, str(CORPUS))

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from tests.oracles.native_trace import OBJECTS, ROOT, recorder_config
+from tests.oracles.recorder_lines import OBJECTS, ROOT, recorder_config
 
 IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
 ENTRIES = ["module_load", "launch"]

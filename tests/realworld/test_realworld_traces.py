@@ -3,7 +3,7 @@
 For every object of tests/fixtures/realworld/MANIFEST.json (upstream CUTLASS examples, quack-kernels,
 flash-attn-4; x86-64, AArch64 and host-CPU builds), emu runs the entries the native recorder ran,
 against a runtime that answers as the recording stubs did, and its trace, written as the recorder
-writes it (native_trace.py), must equal `<prefix>.calls.json`:
+writes it (tests/oracles/recorder_lines.py), must equal `<prefix>.calls.json`:
 - the loaders: cuda_init, cuda_load, cuda_load_to_device(0), the header's Kernel_Module_Load path;
 - the launch, with `<prefix>.args.json`'s arguments (contract 1, raw form): every cudaLaunchKernelEx
   with its grid, block, dynamic shared memory, stream and launch attributes, host printf output, and
@@ -15,8 +15,8 @@ import shutil
 
 import pytest
 
-from tests.oracles.native_trace import LOADER_ENTRIES, OBJECTS, ROOT, emu_lines, first_difference, launch_args, \
-    native_lines, normalise_native, phase_slice, recorder_config
+from tests.oracles.recorder_lines import LOADER_ENTRIES, OBJECTS, ROOT, first_difference, launch_args, native_lines, \
+    normalise_native, phase_slice, recorder_config, stubs_c_emu_lines as emu_lines
 from tests import oracles
 
 IDS = [entry["path"].removeprefix("tests/fixtures/realworld/") for entry in OBJECTS]
