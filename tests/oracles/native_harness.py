@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emu.abi.ciface import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
+from tests.oracles import difference
 from stub_models import CATALOGUE
 
 HERE = Path(__file__).resolve().parent
@@ -418,14 +419,4 @@ def native_events(lines: list[dict]) -> list[dict]:
 
 def first_difference(emu: list[dict], native: list[dict]) -> str | None:
     """None when the two event lists agree; otherwise a message naming the first differing event."""
-    for index, (mine, truth) in enumerate(zip(emu, native)):
-        if mine != truth:
-            return (f"event {index} differs (events are entry returns and calls, in order)\n"
-                    f"  emu:    {json.dumps(mine)}\n  native: {json.dumps(truth)}\n"
-                    f"  before: {json.dumps(emu[index - 1]) if index else '(start)'}")
-    if len(emu) != len(native):
-        shorter, name = (emu, "emu") if len(emu) < len(native) else (native, "native")
-        extra = (native if shorter is emu else emu)[len(shorter)]
-        return (f"{name} stops after {len(shorter)} events; the other side goes on with "
-                f"{json.dumps(extra)} ({len(emu)} emu events, {len(native)} native)")
-    return None
+    return difference.first_difference(emu, native, "event")

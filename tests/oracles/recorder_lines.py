@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
+from tests.oracles.difference import first_difference  # noqa: F401 - the comparison's tests import it from here
 
 if TYPE_CHECKING:
     from tests.oracles.native_harness import Toolchain
@@ -223,16 +224,3 @@ def phase_slice(lines: list[dict], first: str, last: str | None = None) -> list[
     start = lines.index({"phase": first})
     end = lines.index({"phase": last}) if last else len(lines)
     return lines[start:end]
-
-
-def first_difference(emu: list[dict], native: list[dict]) -> str | None:
-    """None when the two agree line for line; otherwise the first line that differs, or where one side stops."""
-    for index, (mine, truth) in enumerate(zip(emu, native)):
-        if mine != truth:
-            return (f"line {index}:\n  emu:    {json.dumps(mine)}\n  native: {json.dumps(truth)}\n"
-                    f"  before: {json.dumps(emu[index - 1]) if index else '(start)'}")
-    if len(emu) != len(native):
-        shorter, longer = sorted(((emu, "emu"), (native, "native")), key=lambda side: len(side[0]))
-        return (f"{shorter[1]} stops after {len(shorter[0])} lines; {longer[1]} goes on with "
-                f"{json.dumps(longer[0][len(shorter[0])])}")
-    return None
