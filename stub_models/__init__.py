@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Iterator, Mapping
 
-from .base import C, CudaCall, Param
+from .base import C, CudaCall, Param, StubCall
 
 REGISTRY: dict[str, tuple[str, str]] = {
     # device
@@ -101,9 +101,9 @@ class Catalogue(Mapping):
 
     def __init__(self, registry: dict[str, tuple[str, str]]):
         self._registry = registry
-        self._models: dict[str, type[CudaCall]] = {}
+        self._models: dict[str, type[StubCall]] = {}
 
-    def __getitem__(self, symbol: str) -> type[CudaCall]:
+    def __getitem__(self, symbol: str) -> type[StubCall]:
         model = self._models.get(symbol)
         if model is None:
             module, name = self._registry[symbol]
@@ -154,7 +154,7 @@ LIBC_REGISTRY: dict[str, tuple[str, str]] = {
     "exit": ("libc", "Exit"),
     "__stack_chk_fail": ("libc", "StackChkFail"),
 }
-LIBC_CATALOGUE: Mapping[str, type[CudaCall]] = Catalogue(LIBC_REGISTRY)
+LIBC_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(LIBC_REGISTRY)
 
 
 def __getattr__(name: str):
@@ -163,4 +163,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY"]
+__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY", "StubCall"]

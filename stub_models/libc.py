@@ -15,11 +15,11 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from .base import CudaCall
+from .base import StubCall
 from .fields import CString, Handle, Int, Ptr, Size
 
 
-class LibcCall(CudaCall):
+class LibcCall(StubCall):
     """Base of the libc models (api = "libc")."""
 
     api: ClassVar[str] = "libc"

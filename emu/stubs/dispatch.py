@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Callable
 
-from stub_models import CATALOGUE, LIBC_CATALOGUE, CudaCall
+from stub_models import CATALOGUE, LIBC_CATALOGUE, StubCall
 from unicorn import Uc, UcError
 
 from ..cuda.behaviours import BEHAVIOURS, default_behaviour
@@ -30,7 +30,7 @@ _STORE = {"i32": ("<i", None), "u32": ("<I", 0xFFFFFFFF), "i64": ("<q", None), "
 MAX_CSTRING = 4096
 
 
-def stub_model(symbol: str) -> type[CudaCall] | None:
+def stub_model(symbol: str) -> type[StubCall] | None:
     """The model of a stubbed symbol: a C library function host code calls (emu.stubs.libc), else a CUDA wrapper.
 
     Looked up per symbol, never merged into one table: the CUDA catalogue builds a model
@@ -68,7 +68,7 @@ class _Plan:
 
     __slots__ = ("model", "params", "arity", "stores", "decode", "host")
 
-    def __init__(self, model: type[CudaCall]):
+    def __init__(self, model: type[StubCall]):
         self.model = model
         self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
         self.arity = len(self.params)
@@ -88,7 +88,7 @@ _CONVERSIONS = {
 }
 
 
-def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None):
+def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[StubCall] | None = None):
     """`decode(raw, uc) -> {name: value}` for one model, as straight-line code.
 
     A stub call decodes its arguments on every call; one generated expression per
@@ -200,7 +200,7 @@ class StubDispatcher:
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
                               "ret": int(ret), "injected": injected is not None, "caller": caller}))
 
-    def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: CudaCall, shown: dict, caller: str) -> None:
+    def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: StubCall, shown: dict, caller: str) -> None:
         """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
         if self.libc is None:
             self.libc = LibcState()
