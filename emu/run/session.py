@@ -52,7 +52,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     machine = machine_for(arch)
     machine.load(image)
     runtime = CudaRuntime(config, export.kernels, library_image(image))
-    dispatcher = StubDispatcher(runtime, machine.set_stub_result)
+    dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle)
     runs: list[EntryRun] = []

@@ -8,7 +8,7 @@ and append a CallRecord.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from stub_models import CATALOGUE, LIBC_CATALOGUE, StubCall
 from unicorn import Uc, UcError
@@ -22,6 +22,9 @@ from .libc import LIBC_BEHAVIOURS, LibcState
 from ..binary.memory_map import stub_address
 from ..run.trace import CallRecord
 from .cuda_structs import DECODERS
+
+if TYPE_CHECKING:
+    from ..arch.base import CallingConvention
 
 # How an out-parameter's pointee is stored: its packing, and the mask an unsigned one is cut to
 # (a signed one is packed as it is: struct refuses a value out of its range).
@@ -170,9 +173,10 @@ _record = record_factory(CallRecord)
 class StubDispatcher:
     """Answers the calls of one object run; holds the runtime model and the call log."""
 
-    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None]):
+    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None], convention: CallingConvention):
         self.runtime = runtime
         self.set_return = set_return
+        self.convention = convention     # where a variadic call's further arguments are
         self.calls: list[CallRecord] = []
         self.counts: dict[str, int] = {}
         self.entry = ""
@@ -203,7 +207,7 @@ class StubDispatcher:
     def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: StubCall, shown: dict, caller: str) -> None:
         """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
         if self.libc is None:
-            self.libc = LibcState()
+            self.libc = LibcState(self.convention)
         record = {"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
                   "ret": 0, "injected": False, "caller": caller}
         try:
