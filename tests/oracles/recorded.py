@@ -16,7 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
+from emu.dsl.launch.arguments import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
 from tests.oracles.native_harness import Toolchain
 
