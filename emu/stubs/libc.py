@@ -10,7 +10,6 @@ upper half of the host scratch area (see emu.binary.memory_map) with a first-fit
 from __future__ import annotations
 
 import re
-import struct
 from typing import TYPE_CHECKING, Any, Callable
 
 from unicorn import Uc, UcError
