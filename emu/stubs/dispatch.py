@@ -66,7 +66,7 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "stores", "decode", "family", "behaviour")
+    __slots__ = ("model", "params", "arity", "stores", "decode", "family", "answer", "behaviour")
 
     def __init__(self, model: type[StubCall], family: StubFamily):
         self.model = model
@@ -75,6 +75,7 @@ class _Plan:
         self.stores = {p.name: _store(p.c.pointee or "u64") for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params, model)
         self.family = family                            # who answers the symbol's calls
+        self.answer = family.answer                     # bound once: the hot path calls it
         self.behaviour = family.behaviour(model.symbol)
 
 
@@ -192,20 +193,21 @@ class StubDispatcher:
         state = self.states.get(family)
         if state is None:
             state = self.states[family] = family.new_state(self)
-        failure = None
         try:
-            ret, shown, written, injected = family.answer(self, state, uc, symbol, plan, arguments, shown)
-        except StubFailure as error:
-            if not family.traces_failed_calls:
-                raise
-            ret, written, injected, failure = 0, {}, False, error     # abort/exit: the call is in the trace, then the entry ends
-        else:
-            self.set_return(uc, ret)
+            ret, shown, written, injected = plan.answer(self, state, uc, symbol, plan, arguments, shown)
+        except StubFailure:
+            if family.traces_failed_calls:       # abort/exit: the call is in the trace, then the entry ends
+                self._record_failed(symbol, shown, caller)
+            raise
+        self.set_return(uc, ret)
         calls = self.calls
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
                               "ret": int(ret), "injected": injected, "caller": caller}))
-        if failure is not None:
-            raise failure
+
+    def _record_failed(self, symbol: str, shown: dict, caller: str) -> None:
+        """A call whose behaviour raised: recorded as returning 0, with nothing written."""
+        self.calls.append(_record({"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown,
+                                   "outputs": {}, "ret": 0, "injected": False, "caller": caller}))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model, under the return_zero policy."""
