@@ -2,7 +2,7 @@
 
 `REGISTRY` is the one registry of wrapper symbols: each symbol with the module of its area and
 its model class; add a model by writing the class in that module and listing it here.
-`CATALOGUE` maps each symbol to its model and is what emu's stub dispatch reads; it imports a
+`CATALOGUE` maps each symbol to its model and is what emu's CUDA stub family reads; it imports a
 module the first time one of its symbols is looked up, so a run builds only the models of the
 wrappers its object imports (a process that runs one export skips about half of them).
 `MODELS` is every model, in registry order.  `wrappers.txt` is the list of symbols the library
