@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
+from emu.dsl.launch.arguments import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
 
 if TYPE_CHECKING:
