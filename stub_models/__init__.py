@@ -2,7 +2,7 @@
 
 `REGISTRY` is the one registry of wrapper symbols: each symbol with the module of its area and
 its model class; add a model by writing the class in that module and listing it here.
-`CATALOGUE` maps each symbol to its model and is what emu's stub dispatch reads; it imports a
+`CATALOGUE` maps each symbol to its model and is what emu's CUDA stub family reads; it imports a
 module the first time one of its symbols is looked up, so a run builds only the models of the
 wrappers its object imports (a process that runs one export skips about half of them).
 `MODELS` is every model, in registry order.  `wrappers.txt` is the list of symbols the library
@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Iterator, Mapping
 
-from .base import C, CudaCall, Param
+from .base import C, CudaCall, Param, StubCall
 
 REGISTRY: dict[str, tuple[str, str]] = {
     # device
@@ -101,9 +101,9 @@ class Catalogue(Mapping):
 
     def __init__(self, registry: dict[str, tuple[str, str]]):
         self._registry = registry
-        self._models: dict[str, type[CudaCall]] = {}
+        self._models: dict[str, type[StubCall]] = {}
 
-    def __getitem__(self, symbol: str) -> type[CudaCall]:
+    def __getitem__(self, symbol: str) -> type[StubCall]:
         model = self._models.get(symbol)
         if model is None:
             module, name = self._registry[symbol]
@@ -154,7 +154,7 @@ LIBC_REGISTRY: dict[str, tuple[str, str]] = {
     "exit": ("libc", "Exit"),
     "__stack_chk_fail": ("libc", "StackChkFail"),
 }
-LIBC_CATALOGUE: Mapping[str, type[CudaCall]] = Catalogue(LIBC_REGISTRY)
+LIBC_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(LIBC_REGISTRY)
 
 
 def __getattr__(name: str):
@@ -163,4 +163,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY"]
+__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY", "StubCall"]

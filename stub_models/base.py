@@ -1,7 +1,7 @@
 """The vocabulary stub models are written in.
 
-A stub model is a pydantic model named after a CUDA function whose fields are that
-function's parameters, in prototype order and with the prototype's names.  Each field is
+A stub model is a pydantic model named after a function an object calls (a CUDA wrapper,
+a C library function) whose fields are that function's parameters, in prototype order and with the prototype's names.  Each field is
 annotated with a `C` marker saying how the raw register/stack value is read (a signed
 int, a handle, a C string, a pointer the callee writes through...).  emu reads the
 arguments by the calling convention, decodes them by these markers and hands the model
@@ -40,17 +40,14 @@ class Param:
     c: C
 
 
-class CudaCall(BaseModel):
-    """Base of every stub model: the parameters of one call, by their CUDA names."""
+class StubCall(BaseModel):
+    """Base of every stub model, of any family: the parameters of one call, by the function's own names."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)   # schemas build on first validation, not at import
 
-    symbol: ClassVar[str]        # the wrapper symbol the object references, e.g. "_cudaFuncSetAttribute"
-    prototype: ClassVar[str]     # the CUDA prototype, for documentation and `emu inspect`
-    api: ClassVar[Literal["runtime", "driver", "helper"]] = "runtime"
-    # Set only where the exported wrapper's signature differs from the public CUDA function's
-    # (then `prototype` is the wrapper's own, named with its leading underscore).
-    public_prototype: ClassVar[str | None] = None
+    symbol: ClassVar[str]        # the symbol the object references, e.g. "_cudaFuncSetAttribute" or "printf"
+    prototype: ClassVar[str]     # the C prototype, for documentation and `emu inspect`
+    api: ClassVar[str]           # which library's interface: each family's base says
 
     @classmethod
     @cache
@@ -65,3 +62,12 @@ class CudaCall(BaseModel):
 
     def arguments(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class CudaCall(StubCall):
+    """Base of the CUDA family's models: a wrapper of libcute_dsl_runtime.so, by its CUDA names."""
+
+    api: ClassVar[Literal["runtime", "driver", "helper"]] = "runtime"
+    # Set only where the exported wrapper's signature differs from the public CUDA function's
+    # (then `prototype` is the wrapper's own, named with its leading underscore).
+    public_prototype: ClassVar[str | None] = None

@@ -5,9 +5,9 @@ warning is a `printf`) and, in general C host code, for memory and string helper
 for ending the process.  Each model is a function's fixed parameters in prototype order;
 `varargs` marks a variadic one, whose further arguments emu.stubs.libc reads by the calling
 convention as its format asks.  `stub_models.LIBC_REGISTRY` lists each symbol with its model
-(`LIBC_MODELS` here is every one of them, in the same order); emu's stub table (emu.stubs.dispatch) looks a
-symbol up in `stub_models.LIBC_CATALOGUE` before the CUDA catalogue, which imports this module only
-for an object that calls the C library (few exports do).
+(`LIBC_MODELS` here is every one of them, in the same order); emu's C library family
+(emu.stubs.families.libc) looks a symbol up in `stub_models.LIBC_CATALOGUE` before the CUDA family,
+which imports this module only for an object that calls the C library (few exports do).
 """
 # No `from __future__ import annotations`: pydantic reads these annotations as objects, not strings to evaluate.
 
@@ -15,11 +15,11 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from .base import CudaCall
+from .base import StubCall
 from .fields import CString, Handle, Int, Ptr, Size
 
 
-class LibcCall(CudaCall):
+class LibcCall(StubCall):
     """Base of the libc models (api = "libc")."""
 
     api: ClassVar[str] = "libc"

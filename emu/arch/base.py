@@ -8,11 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from operator import and_
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from unicorn import Uc
 
 from ..binary.relocation import Recipe
+
+if TYPE_CHECKING:
+    from .convention import VariadicArgs
 
 
 class CallingConvention(Protocol):
@@ -23,6 +26,10 @@ class CallingConvention(Protocol):
 
     def return_address(self, uc: Uc) -> int:
         """Where the function returns to, read at function entry."""
+
+    def variadic(self, uc: Uc, fixed: int) -> VariadicArgs:
+        """A variadic call's further arguments after `fixed` integer ones, read at function entry in the
+        order a format asks for them (`integer()`, `double()`)."""
 
     def set_return(self, uc: Uc, value: int) -> None:
         """Store an integer result."""

@@ -9,7 +9,7 @@ from ..errors import BadInput
 
 def launch_args_from_cli(pairs: list[str], args_file: str | None) -> dict[str, Any] | None:
     """The mapping the launch entry gets, or None when neither option was used (defaults, or <prefix>.args.json)."""
-    from ..abi.ciface import load_args_file
+    from ..dsl.launch.plan import load_args_file
     if not pairs and args_file is None:
         return None
     merged = load_args_file(args_file) if args_file is not None else {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import TYPE_CHECKING, Callable
 
 from ..arch import architecture
 from ..cuda.config import RuntimeConfig
@@ -22,12 +23,15 @@ from ..stubs.dispatch import StubDispatcher
 from ..support.hotpath import build_record
 from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
+if TYPE_CHECKING:
+    from ..binary.elf.relocatable import Image
+
 
 class ObjectSession:
-    """The memory one object run shares across its entries: the library slot and packed args."""
+    """What one object run shares across its entries: the loaded image, the library slot and packed args."""
 
-    def __init__(self, machine: Machine, library_handle: int):
-        self.machine = machine
+    def __init__(self, machine: Machine, library_handle: int, image: Image):
+        self.machine, self.image = machine, image
         base = machine.host.cursor = (machine.host.cursor + 15) & ~15
         # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
         self.library_slot, self.library_pointer, self.ret_slot, self.device_slot = base, base + 8, base + 16, base + 24
@@ -55,12 +59,13 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     machine = machine_for(arch)
     machine.load(image)
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
-    dispatcher = StubDispatcher(runtime, machine.set_stub_result)
+    dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
     machine.dispatcher = dispatcher
-    session = ObjectSession(machine, config.library_handle)
+    session = ObjectSession(machine, config.library_handle, image)
     runs: list[EntryRun] = []
 
-    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None) -> bool:
+    def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None,
+             read_outcome: Callable[[int | None], int | None] | None = None) -> bool:
         symbol = export.entry_symbol(entry)
         address = image.functions.get(symbol)
         if address is None:
@@ -73,6 +78,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         returned = outcome.returned
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
+        elif read_outcome is not None and outcome.fault is None:      # the launch ABI's (emu.abi)
+            returned = read_outcome(returned)
         runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
                                               fault=outcome.fault,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
@@ -125,8 +132,8 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
     if name == "module_load":
         return _module_load(call, session, runtime, dispatcher, export, path)
     if name == "launch":
-        from ..abi.ciface import run_launch
-        return run_launch(call, session, export, path, spec.args)
+        from ..abi import launch_abi
+        return launch_abi(export.launch_abi).run(call, session, export, path, spec.args)
     by_value = kind.loads and export.library_by_value
     if kind.loads and by_value is None:
         raise ObjectFormatError(UNKNOWN_CONVENTION.format(symbol=export.entry_symbol(name), prefix=export.prefix), path=path)

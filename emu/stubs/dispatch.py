@@ -1,27 +1,30 @@
 """Stub dispatch: from a trapped call to a recorded, answered call.
 
 For each call into a stub slot (whose raw arguments the machine read by the calling
-convention): decode them by the stub model's markers, apply an injected error or run the runtime
-model's behaviour, write out-parameters into emulated memory, set the return register
-and append a CallRecord.
+convention): decode them by the stub model's markers, hand them to the family that provides the
+symbol (emu.stubs.families: the C library, CUDA) with its state for the run, set the return
+register and append a CallRecord.
 """
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from stub_models import CATALOGUE, LIBC_CATALOGUE, CudaCall
+from stub_models import StubCall
 from unicorn import Uc, UcError
 
-from ..cuda.behaviours import BEHAVIOURS, default_behaviour
-from ..cuda.runtime import CudaRuntime
 from ..errors import StubFailure
 from ..emulator.unicorn_c import mem_read, mem_write
 from ..support.hotpath import generated_function, record_factory, record_lines, record_names
-from .libc import LIBC_BEHAVIOURS, LibcState
 from ..binary.memory_map import stub_address
 from ..run.trace import CallRecord
 from .cuda_structs import DECODERS
+from .families import owner
+
+if TYPE_CHECKING:
+    from ..arch.base import CallingConvention
+    from ..cuda.runtime import CudaRuntime
+    from .family import StubFamily
 
 # How an out-parameter's pointee is stored: its packing, and the mask an unsigned one is cut to
 # (a signed one is packed as it is: struct refuses a value out of its range).
@@ -30,13 +33,10 @@ _STORE = {"i32": ("<i", None), "u32": ("<I", 0xFFFFFFFF), "i64": ("<q", None), "
 MAX_CSTRING = 4096
 
 
-def stub_model(symbol: str) -> type[CudaCall] | None:
-    """The model of a stubbed symbol: a C library function host code calls (emu.stubs.libc), else a CUDA wrapper.
-
-    Looked up per symbol, never merged into one table: the CUDA catalogue builds a model
-    only when its symbol is looked up, and building all 64 costs a process about 0.1 s.
-    """
-    return LIBC_CATALOGUE.get(symbol) or CATALOGUE.get(symbol)
+def stub_model(symbol: str) -> type[StubCall] | None:
+    """The model of a stubbed symbol, from the family that provides it (emu.stubs.families)."""
+    found = owner(symbol)
+    return found[1] if found is not None else None
 
 
 def read_c_string(uc: Uc, address: int) -> str | None:
@@ -66,15 +66,17 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "stores", "decode", "host")
+    __slots__ = ("model", "params", "arity", "stores", "decode", "family", "answer", "behaviour")
 
-    def __init__(self, model: type[CudaCall]):
+    def __init__(self, model: type[StubCall], family: StubFamily):
         self.model = model
         self.params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
         self.arity = len(self.params)
         self.stores = {p.name: _store(p.c.pointee or "u64") for p in model.params() if p.c.kind == "out"}
         self.decode = _compile_decoder(self.params, model)
-        self.host = LIBC_BEHAVIOURS.get(model.symbol)   # a C library function: acts on emulated memory
+        self.family = family                            # who answers the symbol's calls
+        self.answer = family.answer                     # bound once: the hot path calls it
+        self.behaviour = family.behaviour(model.symbol)
 
 
 # How each argument kind turns a raw 64-bit register or stack value into its JSON value;
@@ -88,7 +90,7 @@ _CONVERSIONS = {
 }
 
 
-def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[CudaCall] | None = None):
+def _compile_decoder(params: tuple[tuple[str, str, str | None], ...], model: type[StubCall] | None = None):
     """`decode(raw, uc) -> {name: value}` for one model, as straight-line code.
 
     A stub call decodes its arguments on every call; one generated expression per
@@ -134,10 +136,11 @@ def symbol_plan(symbol: str) -> _Plan | None:
     """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
     plan = _PLANS.get(symbol)
     if plan is None:
-        model = stub_model(symbol)
-        if model is None:
+        found = owner(symbol)
+        if found is None:
             return None              # not cached: object files may name any number of these
-        plan = _PLANS[symbol] = _Plan(model)
+        family, model = found
+        plan = _PLANS[symbol] = _Plan(model, family)
     return plan
 
 
@@ -168,53 +171,43 @@ _record = record_factory(CallRecord)
 
 
 class StubDispatcher:
-    """Answers the calls of one object run; holds the runtime model and the call log."""
+    """Answers the calls of one object run; holds each family's state for the run and the call log."""
 
-    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None]):
+    def __init__(self, runtime: CudaRuntime, set_return: Callable[[Uc, int], None], convention: CallingConvention):
         self.runtime = runtime
         self.set_return = set_return
+        self.convention = convention     # where a variadic call's further arguments are
         self.calls: list[CallRecord] = []
         self.counts: dict[str, int] = {}
         self.entry = ""
-        config = runtime.config
-        self._injections = {}
-        self.libc = None                 # emu.stubs.libc.LibcState, made at the first C library call
-        for injected in config.errors:
-            self._injections.setdefault(injected.symbol, []).append(injected)
+        self.states: dict[StubFamily, object] = {}      # each family's, made at its first call
+        self.injections: dict[str, list] = {}
+        for injected in runtime.config.errors:
+            self.injections.setdefault(injected.symbol, []).append(injected)
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention."""
         plan = plan or symbol_plan(symbol)
         arguments, shown = plan.decode(raw, uc)
-        if plan.host is not None:
-            self._call_libc(uc, symbol, plan, arguments, shown, caller)
-            return
-        injected = self._injected(symbol) if self._injections else None
-        if injected is not None:
-            ret, outputs = injected, {}
-        else:
-            ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(self.runtime, arguments)   # looked up per call: patchable
-        written = self._write_outputs(uc, plan, shown, outputs) if outputs else {}
+        family = plan.family
+        state = self.states.get(family)
+        if state is None:
+            state = self.states[family] = family.new_state(self)
+        try:
+            ret, shown, written, injected = plan.answer(self, state, uc, symbol, plan, arguments, shown)
+        except StubFailure:
+            if family.traces_failed_calls:       # abort/exit: the call is in the trace, then the entry ends
+                self._record_failed(symbol, shown, caller)
+            raise
         self.set_return(uc, ret)
         calls = self.calls
         calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
-                              "ret": int(ret), "injected": injected is not None, "caller": caller}))
+                              "ret": int(ret), "injected": injected, "caller": caller}))
 
-    def _call_libc(self, uc: Uc, symbol: str, plan: _Plan, call: CudaCall, shown: dict, caller: str) -> None:
-        """A C library call: its behaviour reads and writes emulated memory; its text joins the recorded arguments."""
-        if self.libc is None:
-            self.libc = LibcState()
-        record = {"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
-                  "ret": 0, "injected": False, "caller": caller}
-        try:
-            ret, extra = plan.host(self.libc, uc, call, plan.arity)
-        except StubFailure:
-            self.calls.append(_record(record))          # abort/exit: the call is in the trace, then the entry ends
-            raise
-        self.set_return(uc, ret)
-        record["args"] = {**shown, **extra} if extra else shown     # shown is the call model's own dict: not changed
-        record["ret"] = ret
-        self.calls.append(_record(record))
+    def _record_failed(self, symbol: str, shown: dict, caller: str) -> None:
+        """A call whose behaviour raised: recorded as returning 0, with nothing written."""
+        self.calls.append(_record({"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown,
+                                   "outputs": {}, "ret": 0, "injected": False, "caller": caller}))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model, under the return_zero policy."""
@@ -222,14 +215,15 @@ class StubDispatcher:
         self.calls.append(_record(dict(index=len(self.calls), entry=self.entry, symbol=symbol,
                                        args={}, outputs={}, ret=0, injected=False, caller=caller)))
 
-    def _injected(self, symbol: str) -> int | None:
+    def injected(self, symbol: str) -> int | None:
+        """The error injected into this call of `symbol` (scenario runtime.errors), counting it."""
         count = self.counts[symbol] = self.counts.get(symbol, 0) + 1
-        for injected in self._injections.get(symbol, ()):
+        for injected in self.injections.get(symbol, ()):
             if count == injected.call or (injected.every and count >= injected.call):
                 return injected.error
         return None
 
-    def _write_outputs(self, uc: Uc, plan: _Plan, shown: dict, outputs: dict[str, int]) -> dict[str, int]:
+    def write_outputs(self, uc: Uc, plan: _Plan, shown: dict, outputs: dict[str, int]) -> dict[str, int]:
         """Store each output through its out-parameter (`shown` holds the pointers as the call passed them)."""
         written = {}
         stores = plan.stores

@@ -1,9 +1,8 @@
 """What the C library functions DSL host code calls do, inside the emulation.
 
 Output functions format their text (printf's conversions reading the variadic arguments
-by each architecture's calling convention: x86-64 System V passes them in rdi..r9 and
-xmm0-7 with %al counting the vector registers, then on the stack; AArch64 AAPCS64 in
-x1-x7 and d0-d7, then on the stack) and record it in the trace; nothing is printed.
+as the architecture's calling convention passes them: `RegisterConvention.variadic`) and
+record it in the trace; nothing is printed.
 Memory functions act on emulated memory; `malloc` and friends carve blocks out of the
 upper half of the host scratch area (see emu.binary.memory_map) with a first-fit free list;
 `abort`, `exit` and `__stack_chk_fail` end the entry, reported as its fault.
@@ -11,29 +10,23 @@ upper half of the host scratch area (see emu.binary.memory_map) with a first-fit
 from __future__ import annotations
 
 import re
-import struct
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from unicorn import UC_ARCH_ARM64, Uc, UcError
-from unicorn import arm64_const as arm64
-from unicorn import x86_const as x86
+from unicorn import Uc, UcError
 
-from ..emulator.unicorn_c import mem_read, mem_write, reg_read64
+from ..emulator.unicorn_c import mem_read, mem_write
 from ..binary.memory_map import HOST_BASE, HOST_SIZE
 from ..errors import StubFailure
+
+if TYPE_CHECKING:
+    from ..arch.base import CallingConvention
+    from ..arch.convention import VariadicArgs
 
 HEAP_BASE = HOST_BASE + HOST_SIZE // 2      # the lower half holds the arguments emu writes
 HEAP_END = HOST_BASE + HOST_SIZE
 HEAP_ALIGN = 16
 MAX_TEXT = 1 << 16
 MAX_COPY = 1 << 24
-
-_X86_INT = (x86.UC_X86_REG_RDI, x86.UC_X86_REG_RSI, x86.UC_X86_REG_RDX, x86.UC_X86_REG_RCX,
-            x86.UC_X86_REG_R8, x86.UC_X86_REG_R9)
-_X86_FP = tuple(getattr(x86, f"UC_X86_REG_XMM{i}") for i in range(8))
-_A64_INT = tuple(getattr(arm64, f"UC_ARM64_REG_X{i}") for i in range(8))
-_A64_FP = tuple(getattr(arm64, f"UC_ARM64_REG_D{i}") for i in range(8))
-
 
 class EntryEnded(StubFailure):
     """The host code ended the process (abort, exit): the entry stops with this fault kind."""
@@ -43,47 +36,12 @@ class EntryEnded(StubFailure):
         self.kind = kind
 
 
-class VarArgs:
-    """The variadic arguments after `fixed` integer ones, read in order as the format asks."""
-
-    def __init__(self, uc: Uc, fixed: int):
-        self.uc = uc
-        arm = uc._arch == UC_ARCH_ARM64
-        self.int_regs, self.fp_regs = (_A64_INT, _A64_FP) if arm else (_X86_INT, _X86_FP)
-        sp = reg_read64(uc, arm64.UC_ARM64_REG_SP if arm else x86.UC_X86_REG_RSP)
-        self.stack = sp if arm else sp + 8              # x86-64: the return address sits at [rsp]
-        self.next_int, self.next_fp = fixed, 0
-        # x86-64: %al is an upper bound on the vector registers used; a caller that says 0 passed no double there
-        self.fp_limit = 8 if arm else min(8, reg_read64(uc, x86.UC_X86_REG_RAX) & 0xFF)
-
-    def _stack_word(self) -> bytes:
-        word = mem_read(self.uc, self.stack, 8)
-        self.stack += 8
-        return word
-
-    def integer(self) -> int:
-        if self.next_int < len(self.int_regs):
-            self.next_int += 1
-            return reg_read64(self.uc, self.int_regs[self.next_int - 1])
-        return struct.unpack("<Q", self._stack_word())[0]
-
-    def double(self) -> float:
-        if self.next_fp < len(self.fp_regs):
-            self.next_fp += 1
-            if self.next_fp > self.fp_limit:
-                raise StubFailure(f"the format reads double {self.next_fp} but %al says only {self.fp_limit} vector "
-                                  "register(s) carry arguments")
-            raw = self.uc.reg_read(self.fp_regs[self.next_fp - 1])
-            return struct.unpack("<d", (raw & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little"))[0]
-        return struct.unpack("<d", self._stack_word())[0]
-
-
 # -- printf ---------------------------------------------------------------------------------------
 _CONVERSION = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|q|L|j|z|t)?([diouxXcspfFeEgGaAn%])")
 _INT_BITS = {"hh": 8, "h": 16, None: 32, "l": 64, "ll": 64, "q": 64, "j": 64, "z": 64, "t": 64, "L": 64}
 
 
-def format_text(uc: Uc, fmt: str, args: VarArgs) -> str:
+def format_text(uc: Uc, fmt: str, args: VariadicArgs) -> str:
     """The text `printf(fmt, ...)` writes, as glibc formats it."""
     out, position = [], 0
     for match in _CONVERSION.finditer(fmt):
@@ -108,7 +66,7 @@ def format_text(uc: Uc, fmt: str, args: VarArgs) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT]
 
 
-def _convert(uc: Uc, spec: str, conv: str, length: str | None, precision: str | None, args: VarArgs) -> str:
+def _convert(uc: Uc, spec: str, conv: str, length: str | None, precision: str | None, args: VariadicArgs) -> str:
     if conv in "fFeEgGaA":
         value = args.double()
         if conv in "aA":
@@ -192,15 +150,16 @@ class Heap:
 
 
 class LibcState:
-    """Per object run: the heap."""
+    """Per object run: the heap, and the calling convention a variadic call's arguments are read by."""
 
-    def __init__(self) -> None:
+    def __init__(self, convention: CallingConvention) -> None:
         self.heap = Heap()
+        self.convention = convention
 
 
 # -- behaviours: (state, uc, call, fixed argument count) -> (return value, extra trace fields) -----
 def _printf(state: LibcState, uc: Uc, call, fixed: int) -> tuple[int, dict[str, Any]]:
-    text = format_text(uc, call.format or "", VarArgs(uc, fixed))
+    text = format_text(uc, call.format or "", state.convention.variadic(uc, fixed))
     return len(text.encode()), {"text": text}
 
 

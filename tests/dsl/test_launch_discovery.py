@@ -113,7 +113,8 @@ def test_more_slots_read_than_described_is_a_tensor_list_or_refused():
     """h2_elementwise_apply's unannotated `inputs` is a list of two tensors passed slot by slot: the code
     reads one slot more than args_spec describes. With no single unannotated parameter to be that list,
     the launch is refused instead of run with every later argument shifted by one slot."""
-    from emu.abi.ciface import LaunchSignatureError, _lengths_from_code
+    from emu.dsl.launch.plan import _lengths_from_code
+    from emu.dsl.launch.signature import LaunchSignatureError
     from emu.dsl.launch.discovery import SlotReads
     struct = frozenset(PORTABLE)
     reads = SlotReads(4, (struct, struct, struct, frozenset({(0, 8)})))

@@ -28,7 +28,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from emu.abi.ciface import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
+from emu.dsl.launch.arguments import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
 from tests.oracles import difference
 from stub_models import CATALOGUE
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from emu.abi.ciface import STREAM_HANDLE as EMU_STREAM
+from emu.dsl.launch.arguments import STREAM_HANDLE as EMU_STREAM
 from tests.fixtures import recorder
 from tests.oracles.difference import first_difference  # noqa: F401 - the comparison's tests import it from here
 

@@ -1,7 +1,7 @@
 """The launch signature a header declares, as plain immutable values.
 
 Kept apart from emu.dsl.header.parse, which reads it with pycparser (whose import and parse cost a short
-run tens of milliseconds): code that only uses a signature (emu.abi.ciface, emu.cache.header_store, which
+run tens of milliseconds): code that only uses a signature (emu.dsl.launch.plan, emu.cache.header_store, which
 keeps parsed signatures on disk) imports these types without importing the parser.
 
 They are NamedTuples, not frozen dataclasses, for the same reason: Python 3.11 compiles six methods

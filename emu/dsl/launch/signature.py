@@ -192,7 +192,7 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
                    probe: Callable[[], SlotReads | None] | None = None) -> LaunchSignature:
     """The signature without a header: kinds from annotations, tensor fields from the given arguments;
     a tensor whose fields are not given has `tensor=None`, a list or Shape whose length is not given
-    `count=None`, and one with no annotation kind "unknown", for emu.abi.ciface to read from the launch code."""
+    `count=None`, and one with no annotation kind "unknown", for emu.dsl.launch.plan to read from the launch code."""
     omitted, labels = omitted_optionals(spec, launch_function, given, path, probe)
     static = _static_tensors(spec, omitted, launch_function)
     params = []
@@ -217,7 +217,7 @@ def from_args_spec(spec: ArgSpec, given: dict, launch_function: str | None, path
         elif kind == "tensor_list":           # annotated List[Tensor], or a list of tensors given for it
             if isinstance(value, list) and value:
                 params.append(LaunchParam(p.name, "tensor_list", tensor=_layout_from_value(value[0]), count=len(value)))
-            else:                             # how many: the slots the launch code reads (emu.abi.ciface)
+            else:                             # how many: the slots the launch code reads (emu.dsl.launch.plan)
                 params.append(LaunchParam(p.name, "tensor_list"))
         elif kind == "array":
             params.append(LaunchParam(p.name, "array", ctype="int32_t", count=len(value) if isinstance(value, list) else None))
