@@ -3,8 +3,11 @@
 Unicorn's Python `reg_read` picks a register class on every call and costs several
 microseconds; stubs read half a dozen registers per call, thousands of times per
 test run.  These helpers call `uc_reg_read`/`uc_mem_read` directly on the engine
-handle.  They need the C library behind the pinned binding (unicorn==2.1.4); if it
-cannot be bound, importing this module fails with one error saying so.
+handle.  That reaches into the binding's private parts (its `uclib`, an engine's `_uch`
+handle, `_callbacks` and `_hook_exception`): `DIRECT` says whether the installed binding
+has them as the pinned unicorn==2.1.4 does, checked once at import, and where it does not
+(or `EMU_UNICORN_PUBLIC=1` asks for it) every helper here is the public binding's own call
+instead (emu.emulator.unicorn_public): slower, never wrong.
 
 Memory emu maps from its own buffers (`HostBacked`: the stack, the host scratch area,
 an image's data) is read and written as Python memory, with no call into Unicorn at
@@ -15,16 +18,29 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 import struct
 
 from unicorn import UC_HOOK_CODE, Uc, UcError
 
-try:
+
+def binding_as_checked(engine_class: type = Uc) -> bool:
+    """Whether the binding keeps what the direct calls read: libunicorn as `uclib`, the hook handle type, and
+    engines that hold their handle in `_uch`, their hooks in `_callbacks` and a hook's exception in
+    `_hook_exception` (read from the names the engine's constructor sets)."""
+    try:
+        from unicorn.unicorn_py3.unicorn import uc_hook_h, uclib    # noqa: F401 - present is what is checked
+        names = set(engine_class.__init__.__code__.co_names)
+        return {"_uch", "_callbacks", "_hook_exception"} <= names and all(
+            hasattr(uclib, name) for name in ("uc_reg_read", "uc_reg_read_batch", "uc_mem_read", "uc_emu_start", "uc_hook_add"))
+    except (ImportError, AttributeError):
+        return False
+
+
+DIRECT = os.environ.get("EMU_UNICORN_PUBLIC") != "1" and binding_as_checked()
+if DIRECT:
     from unicorn.unicorn_py3.unicorn import uc_hook_h as _HOOK_HANDLE
     from unicorn.unicorn_py3.unicorn import uclib as _LIB
-except ImportError as error:  # pragma: no cover - only with an unicorn other than the pinned 2.1.4
-    raise ImportError(f"emu needs the libunicorn C library as unicorn==2.1.4's Python binding exposes it "
-                      f"(unicorn.unicorn_py3.unicorn.uclib); the installed unicorn does not: {error}") from None
 
 
 def _plain(name: str, *argtypes):
@@ -42,15 +58,15 @@ def _plain(name: str, *argtypes):
 # The C entry points with plain-integer prototypes:
 # (engine, regid, value*), (engine, regids*, values**, count), (engine, address, buffer, size)
 _P, _I, _Q = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
-c_reg_read = _plain("uc_reg_read", _P, _I, _P)
-c_reg_write = _plain("uc_reg_write", _P, _I, _P)
-c_reg_read_batch = _plain("uc_reg_read_batch", _P, _P, _P, _I)
-c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
-c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
-c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
-c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
-
-c_emu_start = _plain("uc_emu_start", _P, _Q, _Q, _Q, ctypes.c_size_t)
+if DIRECT:
+    c_reg_read = _plain("uc_reg_read", _P, _I, _P)
+    c_reg_write = _plain("uc_reg_write", _P, _I, _P)
+    c_reg_read_batch = _plain("uc_reg_read_batch", _P, _P, _P, _I)
+    c_reg_write_batch = _plain("uc_reg_write_batch", _P, _P, _P, _I)
+    c_mem_read = _plain("uc_mem_read", _P, _Q, _P, _Q)
+    c_mem_write = _plain("uc_mem_write", _P, _Q, ctypes.c_char_p, _Q)
+    c_mem_protect = _plain("uc_mem_protect", _P, _Q, _Q, ctypes.c_uint32)
+    c_emu_start = _plain("uc_emu_start", _P, _Q, _Q, _Q, ctypes.c_size_t)
 
 
 def emu_start(uc: Uc, begin: int, until: int, timeout: int, count: int) -> None:
@@ -307,3 +323,9 @@ class WideRegisterBatch:
         status = c_reg_write_batch(uc._uch.value, *self._call)
         if status:
             raise UcError(status)
+
+
+if not DIRECT:          # the binding is not as checked (or EMU_UNICORN_PUBLIC=1): its public calls instead
+    from .unicorn_public import (RegisterBatch, WideRegisterBatch, code_hook_callback, emu_start,  # noqa: F811, E402
+                                 hook_bounds_movable, hook_code_direct, mem_protect, mem_read, mem_write, reg_clear_above,
+                                 reg_read64, reg_read_bytes, reg_write64, reg_write_bytes)
