@@ -13,7 +13,7 @@ from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS,
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
 
 if TYPE_CHECKING:
-    from ..binary.elf.relocatable import Image
+    from ..binary.image import LoadedBinary
 
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
 _KERNEL_SLOTS_43 = re.compile("\0(kernel_[^\0]*)")
@@ -54,7 +54,7 @@ class Export:
         return FORMATS[self.format].wrapper.format(prefix=self.prefix)
 
 
-def describe_export(obj: ObjectFile, image: Image | None = None) -> Export:
+def describe_export(obj: ObjectFile, image: LoadedBinary | None = None) -> Export:
     """The export in `obj`; `image`, its laid-out form where there is one, already names its symbols.
 
     With an image, the functions and kernel slots come from its maps of the defined

@@ -23,7 +23,7 @@ from ..arch.base import Architecture, CpuExtension
 from ..dsl.entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
 from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .mapping import ImageMapping
-from ..binary.elf.relocatable import PERM_X, Image, Segment
+from ..binary.image import PERM_X, LoadedBinary, Segment
 from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
                                  STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                                  STUB_SIZE, STUB_SLOT, stub_address)
@@ -98,7 +98,7 @@ class Machine:
         self._frame = HostBacked(uc, STUB_FRAME, PAGE, UC_PROT_READ | UC_PROT_WRITE)
         self._frame_view = self._frame.view
         self.host = HostMemory(uc)
-        self.image: Image | None = None
+        self.image: LoadedBinary | None = None
         self.dispatcher: StubDispatcher | None = None
         self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
@@ -121,7 +121,7 @@ class Machine:
         return self.extension.on_invalid_instruction()
 
     # -- objects ------------------------------------------------------------------
-    def load(self, image: Image) -> None:
+    def load(self, image: LoadedBinary) -> None:
         """Map the image's segments (emu.emulator.mapping), hook its vector sites, and answer its stubs."""
         code = self.mapping.load(image)
         self._hook_vector_sites(image, code)
@@ -147,7 +147,7 @@ class Machine:
         self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the fill
         self._slots_written = count
 
-    def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
+    def _hook_vector_sites(self, image: LoadedBinary, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
 
         Only the loaded object's sites are hooked (emu.emulator.site_hooks says why, and how the
