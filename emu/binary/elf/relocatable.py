@@ -19,7 +19,7 @@ from ..memory_map import (CODE_BASE, CODE_SLOT_TABLE, DATA_BASE, REGION_SIZE, RO
                           code_slot_size, page_up, rodata_slot_address, stub_address)
 from .reader import (ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION,
                      ObjectFile, elf_type, parse_object)
-from ..relocation import RelocationPlan, relocate
+from ..relocation import Places, RelocationPlan, Recipe, Window, relocate
 
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
 _PERM_NAMES = {PERM_R | PERM_X: "executable", PERM_R: "read-only", PERM_R | PERM_W: "writable"}
@@ -128,8 +128,8 @@ def build_image(obj: ObjectFile) -> LoadedBinary:
             offset = section_offset[index]
             image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
             section_limit[index] = section.size
-    plan = RelocationPlan(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
-                          address_by_section, offset_by_section, section_limit)
+    plan = plan_sections(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
+                         address_by_section, offset_by_section, section_limit)
     if got_symbols:                          # address arithmetic wraps
         struct.pack_into(f"<{len(got_symbols)}Q", image, got_offset,
                          *[plan.address_of(index) & 0xFFFF_FFFF_FFFF_FFFF for index in got_symbols])
@@ -140,6 +140,28 @@ def build_image(obj: ObjectFile) -> LoadedBinary:
     return LoadedBinary(path=obj.path, arch=obj.arch, sha256=obj.sha256, format=ElfRelocatable.name, segments=segments,
                         functions=functions, data_symbols=data_symbols, sizes=sizes, stub_symbols=stub_symbols,
                         got_base=got_base, obj=obj)
+
+
+def plan_sections(obj: ObjectFile, table: dict[int, Recipe], kinds: frozenset[int], symbol_address: list, got_base: int,
+                  got_offset: dict[int, int], section_address: list, section_offset: list,
+                  section_limit: list) -> RelocationPlan:
+    """The relocation plan of an object whose sections are laid out: per section index its address (None: not
+    laid out), its offset in the image buffer and the bytes a relocation may patch (-1: none).
+
+    A section's RELA table patches that section: its places are the section's address plus r_offset, and
+    the section is the window of the buffer they fall in.
+    """
+    sections = obj.sections
+    places, windows = [], []
+    for index, entries in obj.relocation_tables:
+        base, limit = section_address[index], section_limit[index]
+        if base is None:
+            base, limit = 0, 0
+        elif limit > 0:
+            windows.append(Window(base, limit, section_offset[index]))
+        refusal = "patches a NOBITS section" if sections[index].type == SHT_NOBITS else None
+        places.append(Places(entries, base, base, base + max(limit, 0), index, refusal))
+    return RelocationPlan(obj, table, kinds, symbol_address, got_base, got_offset, places, windows)
 
 
 def _offsets(sections) -> list[int]:
