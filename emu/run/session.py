@@ -17,7 +17,7 @@ from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
 from ..cache.loaded import load_image
 from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
-from ..stubs.dispatch import StubDispatcher
+from ..stubs.dispatch import StubDispatcher, slot_plans
 from ..support.hotpath import build_record
 from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
@@ -50,7 +50,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     image, export = load_image(path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
-    machine.load(image)
+    machine.load(image, slot_plans(image.stub_symbols))
     runtime = CudaRuntime(config, export.kernels, library_image(image))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher
