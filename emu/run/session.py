@@ -16,8 +16,9 @@ from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
 from ..cache.loaded import load_image
+from ..binary.bindings import bind
 from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
-from ..stubs.dispatch import StubDispatcher, slot_plans
+from ..stubs.dispatch import StubDispatcher, has_model, slot_plans
 from ..support.hotpath import build_record
 from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
@@ -50,7 +51,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     image, export = load_image(path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
-    machine.load(image, slot_plans(image.stub_symbols))
+    bindings = bind(image, has_model)          # imports, and functions it defines that a stub answers
+    machine.load(bindings.binary, slot_plans(bindings.symbols))
     runtime = CudaRuntime(config, export.kernels, library_image(image))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result)
     machine.dispatcher = dispatcher

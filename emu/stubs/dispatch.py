@@ -130,6 +130,11 @@ def _read_struct(name: str, struct_name: str | None, value: int, uc: Uc):
 _PLANS: dict[str, _Plan] = {}
 
 
+# has_model(symbol): whether a stub answers `symbol` (emu.binary.bindings binds a function a binary defines by
+# it).  A set's own membership test: bindings ask it of every function of a never-seen binary.
+has_model = frozenset((*LIBC_CATALOGUE, *CATALOGUE)).__contains__
+
+
 def symbol_plan(symbol: str) -> _Plan | None:
     """The plan for a stubbed symbol (built on first use), or None for a symbol without a model."""
     plan = _PLANS.get(symbol)
