@@ -59,3 +59,12 @@ class DslNotInstalled(BuildError):
 class StubFailure(Exception):
     """A stub could not do its job (an unreadable argument, an unwritable out-pointer): the entry stops with a
     `stub_error` fault, or with the fault kind the exception names (emu.stubs.libc's exit and abort)."""
+
+
+class StubStop(StubFailure):
+    """A stub call ends the entry with a fault of `kind` whose message the stub layer words whole (a call to a
+    symbol nothing models, under the default missing_symbols policy)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind

@@ -94,6 +94,10 @@ class Cpu(Protocol):
     def stub_entry_code(self, address: int, frame: int, result: int) -> tuple[bytes, int]:
         """The shared entry path at `address` (emu.binary.memory_map) and the offset of its hooked instruction."""
 
+    def jump_code(self, address: int, target: int) -> bytes:
+        """A jump to `target` placed at `address`, the shortest that reaches it, keeping every argument register:
+        what emu.binary.bindings writes over the start of a function the binary defines and a stub answers."""
+
     def create(self) -> Uc:
         """A new emulator with whatever the loaders need enabled (FP/SIMD)."""
 

@@ -4,16 +4,21 @@ Each architecture module provides a table `{number: Recipe}`.  A recipe holds it
 psABI formula as written in the spec ("S + A - P") and a field that says how the value
 is stored (a data word, or bits of an instruction) with its range check.
 
-`layout.build_image` gathers what one object's relocation needs into a
-`RelocationPlan` (the formula inputs of every symbol and section) and calls
-`relocate(plan, image)`.  That runs one generated loop for the set of types the object
-uses, every formula and field inline; the loop gives up on anything unusual, and the
-precise loop then applies the recipes one by one, so that anything the table lacks, or
-a value that does not fit, is a RelocationError naming the type, section, offset and
-symbol: never a warning.
+A format's layout (emu.binary.elf.relocatable for ET_REL) gathers what one binary's
+relocation needs into a `RelocationPlan` and calls `relocate(plan, image)`.  The plan
+addresses every place by its virtual address P: each RELA table comes with the P of its
+r_offset 0 (`Places`), and where each address range sits in the image buffer
+(`Window`) gives the byte to patch.  So the static relocations of an object (r_offset
+counts from its section) and the dynamic ones of a shared library (r_offset is an
+address) share the recipes and the loops.  `relocate` runs one generated loop for the
+set of types the binary uses, every formula and field inline; the loop gives up on
+anything unusual, and the precise loop then applies the recipes one by one, so that
+anything the table lacks, or a value that does not fit, is a RelocationError naming the
+type, section, offset and symbol: never a warning.
 """
 from __future__ import annotations
 
+import bisect
 import re
 import struct
 from dataclasses import dataclass, field
@@ -23,7 +28,7 @@ from typing import Callable, NamedTuple
 
 from ..errors import RelocationError
 from ..support.hotpath import generated_function
-from .elf.reader import RELA_ENTRY, SHN_COMMON, SHT_NOBITS, ObjectFile
+from .elf.reader import RELA_ENTRY, SHN_COMMON, ObjectFile
 
 
 class Inputs(NamedTuple):
@@ -139,19 +144,41 @@ class Recipe:
                                   {**_FIELD_NAMES, **self.field.names}, f"relocation {self.name}")
 
 
+class Places(NamedTuple):
+    """One RELA table with its places as virtual addresses: an entry patches P = base + r_offset.
+
+    An ET_REL section's table has its section's address as base and may patch that
+    section only; a shared library's r_offset is an address already (base: where it is loaded).
+    """
+
+    entries: bytes                       # packed Elf64_Rela (RELA_ENTRY)
+    base: int                            # P of r_offset 0
+    start: int                           # [start, end): the addresses its relocations may patch (empty: none)
+    end: int
+    section: int                         # errors name a place as this section's name + r_offset
+    refusal: str | None = None           # why none of them may patch (e.g. "patches a NOBITS section")
+
+
+class Window(NamedTuple):
+    """Where an address range sits in the image buffer: [address, address + size) at `offset`."""
+
+    address: int
+    size: int
+    offset: int
+
+
 @dataclass
 class RelocationPlan:
-    """What relocating one laid-out object needs; every list is indexed by symbol or section number."""
+    """What relocating one laid-out binary needs; symbol lists are indexed by symbol number."""
 
-    obj: ObjectFile                      # its RELA tables, and its names for error messages
+    obj: ObjectFile                      # its names for error messages (sections, symbols), path and arch
     table: dict[int, Recipe]             # the architecture's recipes by psABI number
-    kinds: frozenset[int]                # the relocation types the object uses
+    kinds: frozenset[int]                # the relocation types the binary uses
     symbol_address: list                 # S by symbol index; None: the symbol has no address
     got_base: int                        # GOT
     got_offset: dict[int, int]           # G by symbol index, for the symbols with a GOT slot
-    section_address: list                # where each section is laid out (None: it is not)
-    section_offset: list                 # where each section starts in the image buffer
-    section_limit: list                  # bytes a relocation may patch: -1 for a section not laid out, or NOBITS
+    places: list[Places]                 # every RELA table, in order, its places as addresses
+    windows: list[Window]                # the buffer's address ranges (no two overlap)
 
     def address_of(self, symbol: int) -> int:
         """S for one symbol, or the RelocationError that says why it has none."""
@@ -163,9 +190,24 @@ class RelocationPlan:
             raise RelocationError(f"a relocation refers to {obj.symbol_label(symbol)}, {where}, which emu does not lay out", path=obj.path)
         return S
 
+    def shifts(self) -> list[int | None]:
+        """Per table, what turns its places into buffer offsets (P - shift), from the window that holds its
+        whole range: None where no window does, 0 where it may patch nothing."""
+        windows = sorted(self.windows)
+        starts = [window.address for window in windows]
+        shifts: list[int | None] = []
+        for places in self.places:
+            shift = 0 if places.end <= places.start else None
+            if shift is None:
+                index = bisect.bisect_right(starts, places.start) - 1
+                if index >= 0 and places.end <= windows[index].address + windows[index].size:
+                    shift = windows[index].address - windows[index].offset
+            shifts.append(shift)
+        return shifts
+
 
 def relocate(plan: RelocationPlan, image: bytearray) -> None:
-    """Patch `image` for every relocation of `plan.obj`, or raise the RelocationError of the first at fault.
+    """Patch `image` for every relocation of `plan`, or raise the RelocationError of the first at fault.
 
     The generated loop does the work; whatever makes it give up, the precise loop
     diagnoses.  Re-applying after a partial generated run is safe: formulas read only
@@ -180,16 +222,19 @@ def relocate_generated(plan: RelocationPlan, image: bytearray) -> bool:
     table, kinds = plan.table, plan.kinds
     if not kinds <= table.keys():
         return False          # a type emu lacks: the precise loop names it (and no loop is compiled per junk type)
-    key = tuple(sorted(kinds))
-    key += tuple(map(table.__getitem__, key))
+    # Per table, in r_offset terms: where its entry 0 is in the buffer, the lowest r_offset and the end.
+    tables = [(places.entries, places.base, None if shift is None else places.base - shift,
+               places.start - places.base, places.end - places.base) for places, shift in zip(plan.places, plan.shifts())]
+    below = any(places.start > places.base for places in plan.places)    # an r_offset may fall below its range
+    numbers = tuple(sorted(kinds))
+    key = (below, *numbers, *map(table.__getitem__, numbers))
     loop = _LOOPS.get(key)
     if loop is None:
         if len(_LOOPS) >= _LOOPS_MAX:
             _LOOPS.clear()
-        loop = _LOOPS[key] = _generated_loop(table, kinds)
+        loop = _LOOPS[key] = _generated_loop(table, kinds, below)
     try:
-        loop(plan.obj.relocation_tables, image, plan.symbol_address, plan.section_address, plan.section_offset,
-             plan.section_limit, plan.got_base, plan.got_offset, PAGE)
+        loop(tables, image, plan.symbol_address, plan.got_base, plan.got_offset, PAGE)
     except Exception:     # noqa: BLE001 - every failure is diagnosed by the precise loop
         return False
     return True
@@ -199,29 +244,34 @@ def relocate_precisely(plan: RelocationPlan, image: bytearray) -> None:
     """Apply the recipes one by one, checking each relocation; the first at fault raises its exact error."""
     obj, table = plan.obj, plan.table
 
-    def where(rel) -> str:     # built only for error messages
-        return f"at {obj.section_name(rel.section)}+{rel.offset:#x} against {obj.symbol_label(rel.symbol)}"
+    def at(section: int, offset: int, symbol: int) -> str:     # built only for error messages
+        return f"at {obj.section_name(section)}+{offset:#x} against {obj.symbol_label(symbol)}"
 
-    for rel in obj.relocations:
-        index, offset, kind, symbol, addend = rel
-        recipe = table.get(kind)
-        if recipe is None:
-            raise RelocationError(f"unsupported relocation type {kind} {where(rel)}; emu's table for {obj.arch} does not implement it", path=obj.path)
-        if obj.sections[index].type == SHT_NOBITS:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches a NOBITS section", path=obj.path)
-        limit = max(plan.section_limit[index], 0)          # a section not laid out: the size check names it
-        if offset + recipe.size > limit:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} patches {recipe.size} bytes past the end of the section ({limit:#x} bytes)", path=obj.path)
-        S = plan.address_of(symbol)
-        G = plan.got_offset[symbol] if recipe.uses_got else 0
-        try:
-            recipe.apply(image, plan.section_offset[index] + offset, S, addend, plan.section_address[index] + offset,
-                         plan.got_base, G, PAGE)
-        except FieldOverflow as error:
-            raise RelocationError(f"relocation {recipe.name} {where(rel)} is out of range: {error}", path=obj.path) from None
+    for places, shift in zip(plan.places, plan.shifts()):
+        base, start, end = places.base, places.start, places.end
+        for offset, kind, symbol, addend in RELA_ENTRY.iter_unpack(places.entries):
+            recipe = table.get(kind)
+            if recipe is None:
+                raise RelocationError(f"unsupported relocation type {kind} {at(places.section, offset, symbol)}; emu's table for {obj.arch} does not implement it", path=obj.path)
+            name = recipe.name
+            if places.refusal is not None:
+                raise RelocationError(f"relocation {name} {at(places.section, offset, symbol)} {places.refusal}", path=obj.path)
+            P = base + offset
+            if P < start:
+                raise RelocationError(f"relocation {name} {at(places.section, offset, symbol)} patches {P:#x}, before the section ({start:#x})", path=obj.path)
+            if P + recipe.size > end:
+                raise RelocationError(f"relocation {name} {at(places.section, offset, symbol)} patches {recipe.size} bytes past the end of the section ({max(end - start, 0):#x} bytes)", path=obj.path)
+            if shift is None:
+                raise RelocationError(f"relocation {name} {at(places.section, offset, symbol)} patches {P:#x}, which no segment holds", path=obj.path)
+            S = plan.address_of(symbol)
+            G = plan.got_offset[symbol] if recipe.uses_got else 0
+            try:
+                recipe.apply(image, P - shift, S, addend, P, plan.got_base, G, PAGE)
+            except FieldOverflow as error:
+                raise RelocationError(f"relocation {name} {at(places.section, offset, symbol)} is out of range: {error}", path=obj.path) from None
 
 
-_LOOPS: dict[tuple, Callable] = {}     # (types..., their recipes...) -> the generated loop
+_LOOPS: dict[tuple, Callable] = {}     # (below, types..., their recipes...) -> the generated loop
 _LOOPS_MAX = 256
 
 
@@ -229,16 +279,16 @@ class _GiveUp(Exception):
     """A relocation the generated loop leaves to the precise loop (which names the problem)."""
 
 
-def _generated_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable:
-    """One loop over an object's RELA tables with a branch per type in `kinds`, formulas and fields inline.
+def _generated_loop(table: dict[int, Recipe], kinds: frozenset[int], below: bool) -> Callable:
+    """One loop over a binary's RELA tables with a branch per type in `kinds`, formulas and fields inline;
+    with `below`, each relocation is also checked against the lowest r_offset of its table.
 
     Generated (see hotpath) because a Python call per relocation, into a recipe's own
     function, costs more than the formula: an object has hundreds of relocations.
     """
-    lines = ["for index, entries in tables:",
-             "    base, start, limit = section_address[index], section_offset[index], section_limit[index]",
+    lines = ["for entries, base, delta, low, limit in tables:",
              "    for offset, kind, symbol, A in iter_unpack(entries):",
-             "        at = start + offset"]
+             "        at = offset + delta"]        # delta None (no window holds it): fails, and the precise loop names it
     branch = "if"
     names = {**_FIELD_NAMES, "_GiveUp": _GiveUp, "iter_unpack": RELA_ENTRY.iter_unpack}
     for kind in table:                       # the table's order: only the types this object uses
@@ -246,14 +296,14 @@ def _generated_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable
             continue
         recipe = table[kind]
         lines.append(f"        {branch} kind == {kind}:")
-        lines.append(f"            if offset + {recipe.size} > limit: raise _GiveUp")     # limit -1: not laid out
+        lines.append(f"            if offset + {recipe.size} > limit{' or offset < low' if below else ''}: raise _GiveUp")
         uses = recipe.inputs
         if "S" in uses:              # None + ... fails by itself; a formula without S must still refuse S = None
             lines.append("            S = symbol_address[symbol]")
         else:
             lines.append("            if symbol_address[symbol] is None: raise _GiveUp")
         if "P" in uses:
-            lines.append("            P = base + offset")   # reached only past the limit check: the section is laid out
+            lines.append("            P = base + offset")
         if recipe.uses_got:
             lines.append("            G = got_offset[symbol]")
         elif "G" in uses:
@@ -267,6 +317,5 @@ def _generated_loop(table: dict[int, Recipe], kinds: frozenset[int]) -> Callable
         lines.extend(f"            {line}" for line in field_lines)
         branch = "elif"
     lines.extend(["        else:", "            raise _GiveUp"] if branch == "elif" else ["        raise _GiveUp"])
-    parameters = ("tables", "image", "symbol_address", "section_address", "section_offset", "section_limit",
-                  "GOT", "got_offset", "Page")
+    parameters = ("tables", "image", "symbol_address", "GOT", "got_offset", "Page")
     return generated_function("relocate", parameters, lines, names, f"relocation loop {sorted(kinds)}")

@@ -31,14 +31,15 @@ import zlib
 
 from ..errors import ObjectFormatError
 from ..dsl.exports import Export
-from ..binary.elf.relocatable import Image, Segment
+from ..binary.image import LoadedBinary, Segment
 from .library_releases import releases
 from ..binary.elf.reader import ObjectFile, Section, Symbol
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
-# <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use; 6: every
-# export of the object, each with its GPU binary's address, and the cubins' facts per binary
-FORMAT = 6
+# <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use; 6: a
+# LoadedBinary: its format's name and the defined symbols' sizes; 7: every export of the object, each
+# with its GPU binary's address, and the cubins' facts per binary
+FORMAT = 7
 
 # The packages whose code shapes an entry, relative to the emu package: every *.py file under each counts,
 # so a module added to one of them is covered without being listed.  The binary layer (parse, layout,
@@ -106,8 +107,8 @@ class _Blob:
         return [self.size - len(data), len(data)]
 
 
-def save(image: Image, exports: list[Export]) -> None:
-    path = _entry_path(image.obj.sha256)
+def save(image: LoadedBinary, exports: list[Export]) -> None:
+    path = _entry_path(image.sha256)
     if path is None:
         return
     from ..cuda.loading import stored_cubins
@@ -119,11 +120,12 @@ def save(image: Image, exports: list[Export]) -> None:
                         "symbols": [[s.index, s.name, s.value, s.size, s.type, s.binding, s.shndx] for s in obj.symbols]},
                        separators=(",", ":")).encode()
     record = {
-        "format": FORMAT, "sha256": obj.sha256, "arch": obj.arch,
+        "format": FORMAT, "sha256": image.sha256, "arch": image.arch, "binary_format": image.format,
         "object": [*blob.add(parts), zlib.crc32(parts)],
         "relocation_tables": [[index, blob.add(entries)] for index, entries in obj.relocation_tables],
         "segments": [[s.address, blob.add(s.data), s.perms] for s in image.segments],
         "stub_symbols": image.stub_symbols, "functions": image.functions, "data_symbols": image.data_symbols,
+        "sizes": image.sizes, "duplicates": image.duplicates,
         "got_base": image.got_base,
         "extras": {**image.extras, "cubins": stored_cubins(image, [e.binary for e in exports if e.binary is not None])},
         "exports": [{**export.__dict__, "kernel_info": {k: {str(a): v for a, v in attrs.items()} for k, attrs in export.kernel_info.items()}}
@@ -186,7 +188,7 @@ class StoredObject(ObjectFile):
         return self.__dict__[name]
 
 
-def load(sha256: str, path: str) -> tuple[Image, list[Export]] | None:
+def load(sha256: str, path: str) -> tuple[LoadedBinary, list[Export]] | None:
     entry = _entry_path(sha256)
     if entry is None or not os.access(entry, os.R_OK):     # no exception raised and caught for the usual miss
         return None
@@ -206,9 +208,11 @@ def load(sha256: str, path: str) -> tuple[Image, list[Export]] | None:
         if any(len(entries) % 24 for _, entries in tables):
             return None
         obj = StoredObject(path, record["arch"], sha256, tables, blob, (offset, length), entry)
-        image = Image(obj, [Segment(a, _piece(blob, *where), p) for a, where, p in record["segments"]],
-                      record["stub_symbols"], record["functions"], record["data_symbols"], record["got_base"],
-                      record["extras"])
+        image = LoadedBinary(path=path, arch=record["arch"], sha256=sha256, format=record["binary_format"],
+                             segments=[Segment(a, _piece(blob, *where), p) for a, where, p in record["segments"]],
+                             functions=record["functions"], data_symbols=record["data_symbols"], sizes=record["sizes"],
+                             stub_symbols=record["stub_symbols"], got_base=record["got_base"], obj=obj,
+                             extras=record["extras"], duplicates=record["duplicates"])
         exports = [Export(**{**raw, "kernel_info": {k: {int(a): v for a, v in attrs.items()} for k, attrs in raw["kernel_info"].items()}})
                    for raw in record["exports"]]
         if not exports:

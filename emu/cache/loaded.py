@@ -12,14 +12,15 @@ from . import image_store
 from ..arch import architecture
 from ..errors import ObjectFormatError
 from ..dsl.exports import Export, discover
-from ..binary.elf.relocatable import Image, build_image
-from ..binary.elf.reader import parse_object, read_object_bytes
+from ..binary.elf.reader import read_object_bytes
+from ..binary.formats import load_binary
+from ..binary.image import LoadedBinary
 
-_CACHE: dict[tuple[str, int, int], tuple[Image, list[Export]]] = {}
+_CACHE: dict[tuple[str, int, int], tuple[LoadedBinary, list[Export]]] = {}
 _ABSOLUTE: dict[str, str] = {}     # absolute path as given -> normalised
 
 
-def load_image(path: str) -> tuple[Image, list[Export]]:
+def load_image(path: str) -> tuple[LoadedBinary, list[Export]]:
     """The relocated image of an object file and the exports it holds (at least one)."""
     path = str(path)
     try:
@@ -39,12 +40,11 @@ def load_image(path: str) -> tuple[Image, list[Export]]:
     sha256 = hashlib.sha256(raw).hexdigest()
     cached = image_store.load(sha256, path)
     if cached is None:
-        obj = parse_object(raw, path, sha256)
-        image = build_image(obj)
-        sites = architecture(obj.arch).cpu.extension_sites(image)
+        image = load_binary(raw, path, sha256)
+        sites = architecture(image.arch).cpu.extension_sites(image)
         if sites:
             image.extras["vector_sites"] = sites
-        cached = (image, discover(obj, image))
+        cached = (image, discover(image.obj, image))
         image_store.save(*cached)
     _CACHE[key] = cached
     return cached

@@ -14,10 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# How far one entry may run before it stops with a fault (emu.emulator.machine enforces them; defined
-# here so that a scenario's defaults are read without importing the emulator).
-DEFAULT_BUDGET = 1_000_000          # guest instructions per entry
-DEFAULT_TIMEOUT_S = 5.0
+from ..emulator.limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # noqa: F401 - a scenario's defaults, read from here
 
 
 @dataclass(frozen=True)

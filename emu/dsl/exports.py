@@ -22,7 +22,7 @@ from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS,
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
 
 if TYPE_CHECKING:
-    from ..binary.elf.relocatable import Image
+    from ..binary.image import LoadedBinary
 
 _KERNEL_SLOTS = re.compile("\0kernels_(kernel_[^\0]*)")        # searched in NUL + the names joined by NULs
 _KERNEL_SLOTS_43 = re.compile("\0(kernel_[^\0]*)")
@@ -78,7 +78,7 @@ class Export:
         return FORMATS[self.format].wrapper.format(prefix=self.prefix)
 
 
-def discover(obj: ObjectFile, image: Image | None = None) -> list[Export]:
+def discover(obj: ObjectFile, image: LoadedBinary | None = None) -> list[Export]:
     """Every export in `obj`, by prefix; `image`, its laid-out form where there is one, already names its symbols.
 
     With an image, the functions and kernel slots come from its maps of the defined
@@ -128,7 +128,7 @@ def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43:
                   version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt, binary=binary)
 
 
-def _binaries(obj: ObjectFile, image: Image | None, prefixes: list[str]) -> dict[str, int | None]:
+def _binaries(obj: ObjectFile, image: LoadedBinary | None, prefixes: list[str]) -> dict[str, int | None]:
     """Each export's GPU binary address, paired in link order (see the module's docstring).
 
     One export takes the object's `kernels_binary`.  Several take one each, paired by address
@@ -139,7 +139,7 @@ def _binaries(obj: ObjectFile, image: Image | None, prefixes: list[str]) -> dict
     if len(prefixes) == 1:
         return {prefixes[0]: image.data_symbols.get(BINARY_SYMBOL)}
     return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"],
-                         image.symbol_addresses(BINARY_SYMBOL), obj.path)
+                         image.addresses(BINARY_SYMBOL), obj.path)
 
 
 def in_link_order(prefixes: list[str], code_place, binaries: list, path: str) -> dict:

@@ -2,10 +2,11 @@
 
 The stub window, host scratch area and stack are mapped once; loading an object only
 swaps the image's segments (emu.emulator.mapping).  One instruction is hooked for code (never
-every instruction): the stubs' shared trap, reached with the call's registers already
-stored in the stub frame (emu.binary.memory_map).  Memory faults and invalid instructions are
-caught by their own hooks and turned into `Fault` records with the location, instruction
-and registers.
+every instruction): the stubs' shared trap, reached from the slots the binding table names
+with the call's registers already stored in the stub frame (emu.binary.memory_map); the
+call goes to a dispatcher (emu.emulator.dispatcher), and the machine knows no symbol's
+meaning.  Memory faults and invalid instructions are caught by their own hooks and turned
+into `Fault` records with the location, instruction and registers.
 """
 from __future__ import annotations
 
@@ -20,16 +21,17 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
                      UC_PROT_WRITE, UcError)
 
 from ..arch.base import Architecture, CpuExtension
-from ..dsl.entries import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # the limits live beside EntrySpec (a scenario reads them)
+from ..errors import StubFailure, StubStop
+from .limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
 from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .mapping import ImageMapping
-from ..binary.elf.relocatable import PERM_X, Image, Segment
+from ..binary.image import PERM_X, LoadedBinary, Segment
 from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
                                  STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                                  STUB_SIZE, STUB_SLOT, stub_address)
+from .dispatcher import BindingTable, Dispatcher
+from .faults import Fault
 from .site_hooks import SiteHooks
-from ..stubs.dispatch import StubDispatcher, StubFailure, slot_plans
-from ..run.trace import Fault
 
 WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
 
@@ -86,7 +88,7 @@ class Machine:
         self.arch = arch
         self.uc = uc = arch.cpu.create()
         cpu = arch.cpu
-        # first of the regions emu reads and writes in place (fast_uc._backed tries them in order):
+        # first of the regions emu reads and writes in place (unicorn_c.backed_region tries them in order):
         # the stack takes most of those accesses (out-parameters, return addresses)
         self.stack = HostBacked(uc, STACK_BASE, STACK_SIZE, UC_PROT_READ | UC_PROT_WRITE)
         uc.mem_map(STUB_BASE, STUB_SIZE, UC_PROT_READ | 4)
@@ -98,9 +100,9 @@ class Machine:
         self._frame = HostBacked(uc, STUB_FRAME, PAGE, UC_PROT_READ | UC_PROT_WRITE)
         self._frame_view = self._frame.view
         self.host = HostMemory(uc)
-        self.image: Image | None = None
-        self.dispatcher: StubDispatcher | None = None
-        self._stub_plans: dict = {}                       # slot address -> (symbol, plan or None) of the loaded image
+        self.image: LoadedBinary | None = None
+        self.dispatcher: Dispatcher | None = None
+        self._bound: BindingTable = {}                    # slot address -> (symbol, target or None) of the loaded binary
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._frame_args = arch.convention.frame_args
         self.mapping = ImageMapping(uc)
@@ -121,13 +123,14 @@ class Machine:
         return self.extension.on_invalid_instruction()
 
     # -- objects ------------------------------------------------------------------
-    def load(self, image: Image) -> None:
-        """Map the image's segments (emu.emulator.mapping), hook its vector sites, and answer its stubs."""
+    def load(self, image: LoadedBinary, bound: BindingTable) -> None:
+        """Map the binary's segments (emu.emulator.mapping), hook its vector sites, and trap the calls that reach
+        the slots `bound` names (emu.emulator.dispatcher)."""
         code = self.mapping.load(image)
         self._hook_vector_sites(image, code)
-        if image is not self.image:
-            self._write_stub_slots(len(image.stub_symbols))
-            self._stub_plans = slot_plans(image.stub_symbols)
+        if bound is not self._bound:
+            self._write_stub_slots((max(bound, default=STUB_BASE) - STUB_BASE) // STUB_SLOT + 1)
+            self._bound = bound
         self.image = image
         self.host.reset()
 
@@ -147,7 +150,7 @@ class Machine:
         self.uc.ctl_remove_cache(stub_address(start), stub_address(count))    # a stray jump may have translated the fill
         self._slots_written = count
 
-    def _hook_vector_sites(self, image: Image, code: Segment | None) -> None:
+    def _hook_vector_sites(self, image: LoadedBinary, code: Segment | None) -> None:
         """Hand the image's VEX/EVEX instructions to the extension (Unicorn runs VEX.128 wrongly).
 
         Only the loaded object's sites are hooked (emu.emulator.site_hooks says why, and how the
@@ -265,31 +268,30 @@ class Machine:
     def _on_stub(self, frame: tuple[int, ...]) -> None:
         """Answer the call the frame holds: the slot's address says which stub was called."""
         address = frame[FRAME_SLOT]
-        entry = self._stub_plans.get(address)
+        entry = self._bound.get(address)
         dispatcher = self.dispatcher
         if entry is None or dispatcher is None or _clock() > self._deadline:
             self._on_unusual_stub(address)
             return
-        symbol, plan = entry
+        symbol, target = entry
         uc = self.uc
         caller = "?"
         try:
-            raw = self._frame_args(frame, plan.arity, uc) if plan is not None else ()
+            raw = self._frame_args(frame, target.arity, uc) if target is not None else ()
             caller = self.image.locate(frame[FRAME_RETURN])
-            if plan is not None:
-                dispatcher.call(uc, symbol, raw, caller, plan)
-            elif dispatcher.runtime.config.missing_symbols == "return_zero":
-                dispatcher.call_missing(uc, symbol, caller)
+            if target is not None:
+                dispatcher.call(uc, symbol, raw, caller, target)
             else:
-                self._stop(self._describe("missing_stub", f"{caller} calls {symbol}, an undefined symbol emu has no stub for; "
-                                          "set runtime.missing_symbols: return_zero in the scenario to let it return 0", pc=address))
+                dispatcher.call_missing(uc, symbol, caller)
+        except StubStop as error:          # worded whole by the dispatcher
+            self._stop(self._describe(error.kind, str(error), pc=address))
         except StubFailure as error:
             self._stop(self._describe(getattr(error, "kind", "stub_error"), f"{caller} calls {symbol}: {error}", pc=address))
         except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
             self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
 
     def _on_unusual_stub(self, address: int) -> None:
-        """Past the deadline, the entry path reached other than from a loaded image's stub slot, or a stub
+        """Past the deadline, the entry path reached other than from a bound slot of the loaded binary, or a stub
         called during probe_reads, which ends the probe."""
         if self._probing:
             self.uc.emu_stop()

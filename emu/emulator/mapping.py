@@ -19,7 +19,7 @@ from __future__ import annotations
 from unicorn import UC_PROT_NONE, Uc
 
 from .unicorn_c import HostBacked, mem_protect, mem_write
-from ..binary.elf.relocatable import PERM_R, PERM_W, PERM_X, Image, Segment
+from ..binary.image import PERM_R, PERM_W, PERM_X, LoadedBinary, Segment
 from ..binary.memory_map import CODE_SLOTS_BASE, RODATA_SLOTS_BASE
 
 FLUSH_AFTER_REWRITES = 64
@@ -71,7 +71,7 @@ class ImageMapping:
         for start, end in ranges:
             self.uc.ctl_remove_cache(address + start, address + end)
 
-    def load(self, image: Image) -> Segment | None:
+    def load(self, image: LoadedBinary) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""
         wanted = {segment.perms: segment for segment in image.segments}
         code = wanted.get(PERM_R | PERM_X)

@@ -23,6 +23,8 @@ import struct
 
 from unicorn import UC_HOOK_CODE, Uc, UcError
 
+from .backed_regions import backed_region
+
 
 def binding_as_checked(engine_class: type = Uc) -> bool:
     """Whether the binding keeps what the direct calls read: libunicorn as `uclib`, the hook handle type, and
@@ -161,7 +163,7 @@ class HostBacked:
 
     def protect(self, uc: Uc, perms: int) -> None:
         """Change what the guest may do here.  While it may do nothing, the region is left out of the
-        regions emu reads and writes directly (`_backed` scans them on every access)."""
+        regions emu reads and writes directly (`backed_region` scans them on every access)."""
         mem_protect(uc, self.address, self.size, perms)
         backed = uc.emu_backed
         if not perms:
@@ -171,15 +173,8 @@ class HostBacked:
         self.perms = perms
 
 
-def _backed(uc: Uc, address: int, size: int) -> HostBacked | None:
-    for region in uc.__dict__.get("emu_backed", ()):
-        if region.address <= address and address + size <= region.end:
-            return region
-    return None
-
-
 def mem_read(uc: Uc, address: int, size: int) -> bytes:
-    region = _backed(uc, address, size)
+    region = backed_region(uc, address, size)
     if region is not None:
         start = address - region.address
         return region.view[start:start + size].tobytes()
@@ -192,7 +187,7 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
 
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
     """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
-    region = _backed(uc, address, len(data))
+    region = backed_region(uc, address, len(data))
     if region is not None:
         region.write(address, data)
         return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from unicorn import UC_HOOK_CODE, Uc
 
-from .unicorn_c import _backed
+from .backed_regions import backed_region
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -43,7 +43,7 @@ def reg_clear_above(uc: Uc, reg: int, keep: int) -> None:
 
 
 def mem_read(uc: Uc, address: int, size: int) -> bytes:
-    region = _backed(uc, address, size)
+    region = backed_region(uc, address, size)
     if region is not None:
         start = address - region.address
         return region.view[start:start + size].tobytes()
@@ -52,7 +52,7 @@ def mem_read(uc: Uc, address: int, size: int) -> bytes:
 
 def mem_write(uc: Uc, address: int, data: bytes) -> None:
     """Write guest memory whatever its permissions (as uc_mem_write does: emu's own writes)."""
-    region = _backed(uc, address, len(data))
+    region = backed_region(uc, address, len(data))
     if region is not None:
         region.write(address, data)
         return

@@ -18,8 +18,10 @@ from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
 from ..cache.loaded import load_image
+from ..binary.bindings import bind
 from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
-from ..stubs.dispatch import StubDispatcher
+from ..stubs.dispatch import StubDispatcher, slot_plans
+from ..stubs.families import provides
 from ..support.hotpath import build_record
 from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
@@ -57,7 +59,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     export = choose(exports, export, path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
-    machine.load(image)
+    bindings = bind(image, provides)           # imports, and functions it defines that a stub answers
+    machine.load(bindings.binary, slot_plans(bindings.symbols))
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
     machine.dispatcher = dispatcher

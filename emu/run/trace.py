@@ -10,6 +10,7 @@ from pydantic import Field
 
 from ..arch import NAMES
 from .state import RuntimeSnapshot
+from ..emulator.faults import Fault     # noqa: F401 - part of the contract; defined where the emulator makes it
 from ..support.model import Model
 
 TRACE_VERSION = 2          # 2: every run names its export (`export`)
@@ -26,20 +27,6 @@ class CallRecord(Model):
     ret: int = Field(description="the value returned (a cudaError_t / CUresult)")
     injected: bool = Field(default=False, description="true when the scenario injected this return value")
     caller: str = Field(description="the return address as function+offset inside the object")
-
-
-class Fault(Model):
-    """Why an entry stopped before returning."""
-
-    kind: Literal["unmapped_read", "unmapped_write", "unmapped_fetch", "protected_read", "protected_write",
-                  "protected_fetch", "invalid_instruction", "unsupported_instruction", "instruction_budget",
-                  "timeout", "missing_stub", "stub_error", "cpu_exception", "exit", "abort"] = Field(description="what went wrong")
-    message: str = Field(description="one-paragraph explanation")
-    address: int | None = Field(default=None, description="the faulting data address, where there is one")
-    pc: int | None = Field(default=None, description="the program counter at the fault")
-    location: str | None = Field(default=None, description="the program counter as function+offset")
-    instruction: str | None = Field(default=None, description="the disassembled instruction at the program counter")
-    registers: dict[str, int] = Field(default_factory=dict, description="general registers at the fault")
 
 
 class EntryRun(Model):

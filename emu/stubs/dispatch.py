@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from stub_models import StubCall
 from unicorn import Uc, UcError
 
-from ..errors import StubFailure
+from ..errors import StubFailure, StubStop
 from ..emulator.unicorn_c import mem_read, mem_write
 from ..support.hotpath import generated_function, record_factory, record_lines, record_names
 from ..binary.memory_map import stub_address
@@ -210,7 +210,10 @@ class StubDispatcher:
                                    "outputs": {}, "ret": 0, "injected": False, "caller": caller}))
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
-        """A call to an undefined symbol without a model, under the return_zero policy."""
+        """A call to an undefined symbol without a model: 0 under the return_zero policy, else the entry stops."""
+        if self.runtime.config.missing_symbols != "return_zero":
+            raise StubStop("missing_stub", f"{caller} calls {symbol}, an undefined symbol emu has no stub for; "
+                           "set runtime.missing_symbols: return_zero in the scenario to let it return 0")
         self.set_return(uc, 0)
         self.calls.append(_record(dict(index=len(self.calls), entry=self.entry, symbol=symbol,
                                        args={}, outputs={}, ret=0, injected=False, caller=caller)))

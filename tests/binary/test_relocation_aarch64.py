@@ -17,7 +17,8 @@ import pytest
 from emu.arch.aarch64.relocations import TABLE
 from emu.errors import RelocationError
 from emu.binary.elf.reader import load_object
-from emu.binary.relocation import PAGE, Inputs, RelocationPlan, relocate_generated, relocate_precisely
+from emu.binary.elf.relocatable import plan_sections
+from emu.binary.relocation import PAGE, Inputs, relocate_generated, relocate_precisely
 from tests import oracles
 
 DATA = Path(__file__).parent.parent / "data" / "aarch64"
@@ -71,7 +72,7 @@ def test_bulk_loop_matches_gnu_ld():
     names = [symbol.name for symbol in REFS.symbols]
     addresses = [EXPECTED["symbols"].get(name, 0) for name in names]
     got_offsets = {index: EXPECTED["got_slots"][name] for index, name in enumerate(names) if name in EXPECTED["got_slots"]}
-    plan = RelocationPlan(REFS, TABLE, frozenset(TABLE), addresses, 0, got_offsets, base, start, limit)
+    plan = plan_sections(REFS, TABLE, frozenset(TABLE), addresses, 0, got_offsets, base, start, limit)
     assert relocate_generated(plan, image)
     for rel in REFS.relocations:
         size = TABLE[rel.type].size
@@ -93,8 +94,8 @@ def _relocate(addresses: dict[str, int]) -> bytes:
     count = len(obj.sections)
     address, offset, limit = [None] * count, [None] * count, [-1] * count
     address[text.index], offset[text.index], limit[text.index] = TEXT_BASE, 0, text.size
-    plan = RelocationPlan(obj, TABLE, frozenset(rel.type for rel in obj.relocations),
-                          [defaults.get(symbol.name, 0) for symbol in obj.symbols], 0, {}, address, offset, limit)
+    plan = plan_sections(obj, TABLE, frozenset(rel.type for rel in obj.relocations),
+                         [defaults.get(symbol.name, 0) for symbol in obj.symbols], 0, {}, address, offset, limit)
     relocate_precisely(plan, image)
     return bytes(image)
 

@@ -9,7 +9,8 @@ from emu.arch.x86_64.relocations import TABLE
 from emu.errors import RelocationError
 from emu.binary.elf.reader import Relocation, Section, Symbol, ObjectFile
 from emu.binary import relocation
-from emu.binary.relocation import PAGE, Inputs, RelocationPlan, relocate_precisely
+from emu.binary.elf.relocatable import plan_sections
+from emu.binary.relocation import PAGE, Inputs, relocate_precisely
 
 REQUIRED = {1: "R_X86_64_64", 2: "R_X86_64_PC32", 4: "R_X86_64_PLT32", 9: "R_X86_64_GOTPCREL", 10: "R_X86_64_32",
             11: "R_X86_64_32S", 24: "R_X86_64_PC64", 25: "R_X86_64_GOTOFF64", 26: "R_X86_64_GOTPC32", 27: "R_X86_64_GOT64",
@@ -46,9 +47,9 @@ def _object(rel_type: int, offset: int = 0, addend: int = 0, symbol_index: int =
 def _apply(obj: ObjectFile, symbol_value: int = 0x1_0000_0000):
     """The precise loop alone, .text at 0x1000000, every symbol at `symbol_value`, GOT at 0x1008000 with G = 0."""
     image = bytearray(obj.sections[1].size)
-    plan = RelocationPlan(obj, TABLE, frozenset(rel.type for rel in obj.relocations), [symbol_value] * len(obj.symbols),
-                          0x1008000, dict.fromkeys(range(len(obj.symbols)), 0), [None, 0x1000000], [None, 0],
-                          [-1, obj.sections[1].size])
+    plan = plan_sections(obj, TABLE, frozenset(rel.type for rel in obj.relocations), [symbol_value] * len(obj.symbols),
+                         0x1008000, dict.fromkeys(range(len(obj.symbols)), 0), [None, 0x1000000], [None, 0],
+                         [-1, obj.sections[1].size])
     relocate_precisely(plan, image)
     return image
 

@@ -88,8 +88,8 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
 _LOAD_AND_TELL = """import sys
 from emu.cache import loaded as images
 parsed = []
-parse_object = images.parse_object
-images.parse_object = lambda *args: parsed.append(args) or parse_object(*args)
+load_binary = images.load_binary
+images.load_binary = lambda *args: parsed.append(args) or load_binary(*args)
 images.load_image(sys.argv[1])
 print(bool(parsed))
 """

@@ -41,6 +41,14 @@ class Aarch64Cpu:
         return b"".join(word.to_bytes(4, "little") for word in (*_move32(16, address), _branch(address + 8, target)))
 
     @staticmethod
+    def jump_code(address: int, target: int) -> bytes:
+        distance = target - address
+        if -(1 << 27) <= distance < 1 << 27 and not distance & 3:
+            return _branch(address, target).to_bytes(4, "little")                      # b target
+        # ldr x16, 8; br x16; the target: x16 (IP0) is the scratch register a call may clobber
+        return (0x58000050).to_bytes(4, "little") + (0xD61F0200).to_bytes(4, "little") + target.to_bytes(8, "little")
+
+    @staticmethod
     def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
         """The shared entry path (see emu.binary.memory_map) and the offset of its trap, the result load."""
         def pair(first: int, second: int, word: int) -> int:      # stp x<first>, x<second>, [x17, #8 word]

@@ -26,6 +26,13 @@ class X86_64Cpu:
         return b"\x41\xbb" + address.to_bytes(4, "little") + b"\xe9" + (target - (address + 11)).to_bytes(4, "little", signed=True)
 
     @staticmethod
+    def jump_code(address: int, target: int) -> bytes:
+        relative = target - (address + 5)
+        if -(1 << 31) <= relative < 1 << 31:
+            return b"\xe9" + relative.to_bytes(4, "little", signed=True)               # jmp rel32
+        return b"\x49\xbb" + target.to_bytes(8, "little") + b"\x41\xff\xe3"          # movabs r11, target; jmp r11
+
+    @staticmethod
     def stub_entry_code(address: int, frame: int, result: int) -> tuple[bytes, int]:
         """The shared entry path (see emu.binary.memory_map) and the offset of its trap, the result load."""
         def store(rex: int, reg: int, word: int) -> bytes:        # mov [frame + 8 word], reg64 (absolute disp32)

@@ -24,6 +24,7 @@ SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFF2, 0xFFFF
 STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 0, 1, 2, 3, 4
+ET_REL = 1
 MACHINES = {machine: entry.name for machine, entry in BY_MACHINE.items()}     # ELF e_machine -> emu's name
 
 MAX_OBJECT_BYTES = 256 << 20
@@ -173,12 +174,32 @@ def read_object_bytes(path: str, size: int | None = None) -> bytes:
 
 
 def load_object(path: str | Path) -> ObjectFile:
-    """Parse and validate `path`; raise ObjectFormatError with a precise message."""
+    """Parse and validate the relocatable object at `path`; raise ObjectFormatError with a precise message."""
     path = str(path)
-    return parse_object(read_object_bytes(path), path)
+    raw = read_object_bytes(path)
+    if elf_type(raw) != ET_REL:
+        raise refusal(raw, path)
+    return parse_object(raw, path)
+
+
+def elf_type(raw: bytes) -> int | None:
+    """e_type of a 64-bit little-endian ELF file, None for any other file: what emu's ELF formats accept by."""
+    if len(raw) < 64 or raw[:4] != b"\x7fELF" or raw[4] != 2 or raw[5] != 1:
+        return None
+    return struct.unpack_from("<H", raw, 16)[0]
+
+
+def refusal(raw: bytes, path: str) -> ObjectFormatError:
+    """Why emu loads no binary from these bytes (no format accepted them): what is wrong with their ELF
+    identity (raised), else what their type is."""
+    _check_identity(raw, path)
+    e_type, = struct.unpack_from("<H", raw, 16)
+    what = {2: "an executable", 3: "a shared library or PIE executable", 4: "a core dump"}.get(e_type, f"ELF type {e_type}")
+    return ObjectFormatError(f"this is {what}, not a relocatable object (ET_REL); pass the .o that export_to_c wrote", path=path)
 
 
 def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -> ObjectFile:
+    """The ObjectFile of an ET_REL file's bytes (emu.binary.formats says which files are one)."""
     machine = _check_header(raw, path)
     sections = _read_sections(raw, path)
     symbols = _read_symbols(sections, path)
@@ -188,7 +209,22 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
 
 
 def _check_header(raw: bytes, path: str) -> int:
-    """Check the ELF identity ourselves before LIEF sees the file, for exact messages."""
+    """Check the ELF header ourselves before LIEF sees the file, for exact messages; its e_machine."""
+    _check_identity(raw, path)
+    e_machine, = struct.unpack_from("<H", raw, 18)
+    if e_machine not in MACHINES:
+        raise ObjectFormatError(f"ELF machine {e_machine} is not supported; emu runs {supported_machines()} objects", path=path)
+    shoff, = struct.unpack_from("<Q", raw, 40)
+    shentsize, shnum = struct.unpack_from("<HH", raw, 58)
+    if shnum and shentsize != 64:
+        raise ObjectFormatError(f"section header entry size is {shentsize}, expected 64", path=path)
+    if shoff + shnum * 64 > len(raw):
+        raise ObjectFormatError(f"section header table at offset {shoff:#x} ({shnum} entries) runs past the end of the file ({len(raw)} bytes)", path=path)
+    return e_machine
+
+
+def _check_identity(raw: bytes, path: str) -> None:
+    """The checks every ELF file emu reads passes first: an ELF file, whole header, 64-bit, little-endian."""
     if not raw:
         raise ObjectFormatError("the file is empty (0 bytes), not an ELF object", path=path)
     if len(raw) < 4 or raw[:4] != b"\x7fELF":
@@ -199,20 +235,6 @@ def _check_header(raw: bytes, path: str) -> int:
         raise ObjectFormatError(f"32-bit ELF (EI_CLASS={raw[4]}); emu loads 64-bit objects only", path=path)
     if raw[5] != 1:
         raise ObjectFormatError(f"big-endian or unknown byte order (EI_DATA={raw[5]}); emu loads little-endian objects only", path=path)
-    e_type, e_machine = struct.unpack_from("<HH", raw, 16)
-    kinds = {2: "an executable", 3: "a shared library or PIE executable", 4: "a core dump"}
-    if e_type != 1:
-        what = kinds.get(e_type, f"ELF type {e_type}")
-        raise ObjectFormatError(f"this is {what}, not a relocatable object (ET_REL); pass the .o that export_to_c wrote", path=path)
-    if e_machine not in MACHINES:
-        raise ObjectFormatError(f"ELF machine {e_machine} is not supported; emu runs {supported_machines()} objects", path=path)
-    shoff, = struct.unpack_from("<Q", raw, 40)
-    shentsize, shnum = struct.unpack_from("<HH", raw, 58)
-    if shnum and shentsize != 64:
-        raise ObjectFormatError(f"section header entry size is {shentsize}, expected 64", path=path)
-    if shoff + shnum * 64 > len(raw):
-        raise ObjectFormatError(f"section header table at offset {shoff:#x} ({shnum} entries) runs past the end of the file ({len(raw)} bytes)", path=path)
-    return e_machine
 
 
 _LIEF_CONFIG = None

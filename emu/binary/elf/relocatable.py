@@ -1,87 +1,47 @@
-"""Lay out an object's loadable sections, build its GOT and stub table, relocate it.
+"""The ELF relocatable format (ET_REL): lay out an object's loadable sections, build its GOT and stub table,
+relocate it.
 
-The result, an `Image`, is plain bytes and addresses: it does not depend on an
-emulator, so one parsed and relocated object can be mapped into any number of runs.
+The result is a `LoadedBinary` (emu.binary.image): plain bytes and addresses, no emulator.
 Segments follow section flags the way a linker would: executable sections (RX),
 read-only data and the GOT (R), writable data and zero-filled NOBITS (RW); each class
 has a fixed region (see memory_map) so an emulator maps them once for every object.
 """
 from __future__ import annotations
 
-import bisect
 import struct
 import zlib
-from dataclasses import dataclass, field
 from itertools import compress
 
 from ...arch import architecture
 from ...errors import ObjectFormatError
-from ..memory_map import (CODE_BASE, CODE_SLOT_TABLE, DATA_BASE, REGION_SIZE, RETURN_SENTINEL, PAGE, RODATA_BASE,
-                          RODATA_PER_CODE, STUB_BASE, STUB_RETURN, STUB_SLOT, STUB_SLOTS, code_slot_size, page_up,
-                          rodata_slot_address, stub_address)
-from .reader import (SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION,
-                     ObjectFile)
-from ..relocation import RelocationPlan, relocate
+from ..image import PERM_R, PERM_W, PERM_X, LoadedBinary, Segment
+from ..memory_map import (CODE_BASE, CODE_SLOT_TABLE, DATA_BASE, REGION_SIZE, RODATA_BASE, RODATA_PER_CODE, STUB_SLOTS,
+                          code_slot_size, page_up, rodata_slot_address, stub_address)
+from .reader import (ET_REL, SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHN_ABS, SHN_UNDEF, SHT_NOBITS, STT_FUNC, STT_SECTION,
+                     ObjectFile, elf_type, parse_object)
+from ..relocation import Places, RelocationPlan, Recipe, Window, relocate
 
-PERM_R, PERM_W, PERM_X = 1, 2, 4
 REGION_BASE = {PERM_R | PERM_X: CODE_BASE, PERM_R: RODATA_BASE, PERM_R | PERM_W: DATA_BASE}
 _PERM_NAMES = {PERM_R | PERM_X: "executable", PERM_R: "read-only", PERM_R | PERM_W: "writable"}
 GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
 
 
-@dataclass(frozen=True)
-class Segment:
-    address: int
-    data: bytes
-    perms: int           # PERM_* bits, the same values as Unicorn's UC_PROT_*
+class ElfRelocatable:
+    """The format of the objects `export_to_c` writes: the first entry of emu.binary.formats' registry."""
+
+    name = "elf-relocatable"
+
+    @staticmethod
+    def accepts(raw: bytes) -> bool:
+        return elf_type(raw) == ET_REL
+
+    @staticmethod
+    def load(raw: bytes, path: str, sha256: str) -> LoadedBinary:
+        return build_image(parse_object(raw, path, sha256))
 
 
-@dataclass
-class Image:
-    obj: ObjectFile
-    segments: list[Segment]
-    stub_symbols: list[str]                 # slot index -> undefined symbol name ('' for slot 0, the sentinel)
-    functions: dict[str, int]               # defined function name -> address
-    data_symbols: dict[str, int]            # defined data object name -> address
-    got_base: int
-    extras: dict = field(default_factory=dict)   # per-image facts other parts compute once (vector sites)
-    _starts: list[int] = field(default_factory=list, repr=False)
-    _located: dict[int, str] = field(default_factory=dict, repr=False)
-    _names: list[str] = field(default_factory=list, repr=False)
-    _code: tuple[int, int] = (0, 0)               # [start, end) of the executable segment
-
-    def __post_init__(self) -> None:
-        located = sorted((address, name) for name, address in self.functions.items())
-        self._starts = [address for address, _ in located]
-        self._names = [name for _, name in located]
-        code = next((s for s in self.segments if s.perms & PERM_X), None)
-        if code is not None:
-            self._code = (code.address, code.address + len(code.data))
-
-    def locate(self, address: int) -> str:
-        """`function+0xoff` for a code address, or the stub's symbol, or a raw address (memoised)."""
-        known = self._located.get(address)
-        if known is None:
-            known = self._located[address] = self._locate(address)
-        return known
-
-    def _locate(self, address: int) -> str:
-        start, end = self._code
-        if start <= address < end:                   # the usual case: a return address in the object's code
-            index = bisect.bisect_right(self._starts, address) - 1
-            if index >= 0:
-                return f"{self._names[index]}+{address - self._starts[index]:#x}"
-        if address == RETURN_SENTINEL:
-            return "entry (tail call)"      # a tail call returns straight to emu's return sentinel
-        if STUB_RETURN <= address < STUB_RETURN + PAGE:
-            return "stub entry path"
-        slot = (address - STUB_BASE) // STUB_SLOT
-        if 0 < slot < len(self.stub_symbols) and address >= STUB_BASE:
-            return f"{self.stub_symbols[slot]} (stub)"
-        return f"{address:#x}"
-
-
-def build_image(obj: ObjectFile) -> Image:
+def build_image(obj: ObjectFile) -> LoadedBinary:
+    """Lay out and relocate a parsed object."""
     arch = architecture(obj.arch)
     groups = {PERM_R | PERM_X: [], PERM_R: [], PERM_R | PERM_W: []}
     for section in obj.sections:
@@ -132,8 +92,10 @@ def build_image(obj: ObjectFile) -> Image:
     undefined: dict[str, None] = {}
     functions: dict[str, int] = {}
     data_symbols: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    duplicates: dict[str, list[int]] = {}    # a name defined more than once (locals of linked inputs) -> each address
     addresses: list = []                    # symbol index -> S; a name for an undefined symbol until stubs exist
-    for _, name, value, _, kind, _, shndx in symbols:
+    for _, name, value, size, kind, _, shndx in symbols:
         if shndx == SHN_UNDEF:
             addresses.append(name)
             if name and name != GOT_SYMBOL:
@@ -143,7 +105,11 @@ def build_image(obj: ObjectFile) -> Image:
             if kind != STT_SECTION:
                 address += value
                 if name:
-                    (functions if kind == STT_FUNC else data_symbols)[name] = address
+                    named = functions if kind == STT_FUNC else data_symbols
+                    if name in named:
+                        duplicates.setdefault(name, [named[name]]).append(address)
+                    named[name] = address
+                    sizes[name] = size
             addresses.append(address)
         else:
             addresses.append(value if shndx == SHN_ABS else None)     # None: no address (COMMON, not laid out)
@@ -166,8 +132,8 @@ def build_image(obj: ObjectFile) -> Image:
             offset = section_offset[index]
             image[offset:offset + len(section.data)] = section.data[:section.size]   # never resize the buffer
             section_limit[index] = section.size
-    plan = RelocationPlan(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
-                          address_by_section, offset_by_section, section_limit)
+    plan = plan_sections(obj, table, kinds, addresses, got_base, {index: 8 * slot for slot, index in enumerate(got_symbols)},
+                         address_by_section, offset_by_section, section_limit)
     if got_symbols:                          # address arithmetic wraps
         struct.pack_into(f"<{len(got_symbols)}Q", image, got_offset,
                          *[plan.address_of(index) & 0xFFFF_FFFF_FFFF_FFFF for index in got_symbols])
@@ -175,7 +141,31 @@ def build_image(obj: ObjectFile) -> Image:
 
     view = memoryview(image)
     segments = [Segment(start, bytes(view[offset:offset + size]), perms) for start, size, perms, offset in segment_plan]
-    return Image(obj, segments, stub_symbols, functions, data_symbols, got_base)
+    return LoadedBinary(path=obj.path, arch=obj.arch, sha256=obj.sha256, format=ElfRelocatable.name, segments=segments,
+                        functions=functions, data_symbols=data_symbols, sizes=sizes, stub_symbols=stub_symbols,
+                        got_base=got_base, obj=obj, duplicates=duplicates)
+
+
+def plan_sections(obj: ObjectFile, table: dict[int, Recipe], kinds: frozenset[int], symbol_address: list, got_base: int,
+                  got_offset: dict[int, int], section_address: list, section_offset: list,
+                  section_limit: list) -> RelocationPlan:
+    """The relocation plan of an object whose sections are laid out: per section index its address (None: not
+    laid out), its offset in the image buffer and the bytes a relocation may patch (-1: none).
+
+    A section's RELA table patches that section: its places are the section's address plus r_offset, and
+    the section is the window of the buffer they fall in.
+    """
+    sections = obj.sections
+    places, windows = [], []
+    for index, entries in obj.relocation_tables:
+        base, limit = section_address[index], section_limit[index]
+        if base is None:
+            base, limit = 0, 0
+        elif limit > 0:
+            windows.append(Window(base, limit, section_offset[index]))
+        refusal = "patches a NOBITS section" if sections[index].type == SHT_NOBITS else None
+        places.append(Places(entries, base, base, base + max(limit, 0), index, refusal))
+    return RelocationPlan(obj, table, kinds, symbol_address, got_base, got_offset, places, windows)
 
 
 def _offsets(sections) -> list[int]:

@@ -19,6 +19,7 @@ REGISTRY = (
 )
 
 _FAMILIES: list[StubFamily] = []
+_PROVIDED: list[frozenset[str]] = []       # every symbol some family models, made on first use
 
 
 def families() -> list[StubFamily]:
@@ -31,6 +32,15 @@ def families() -> list[StubFamily]:
 def register(family: StubFamily) -> None:
     """Add a family from outside this package (a test's), looked up after the listed ones."""
     families().append(family)
+    _PROVIDED.clear()
+
+
+def provides(symbol: str) -> bool:
+    """Whether some family models `symbol` (emu.binary.bindings binds a function a binary defines by it):
+    one set look-up, since bindings ask it of every function of a never-seen binary."""
+    if not _PROVIDED:
+        _PROVIDED.append(frozenset(name for family in families() for name in family.models))
+    return symbol in _PROVIDED[0]
 
 
 def owner(symbol: str) -> tuple[StubFamily, type[StubCall]] | None:

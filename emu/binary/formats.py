@@ -1,0 +1,34 @@
+"""The binary formats emu loads, and `load_binary`, which picks the one that accepts a file's bytes.
+
+A format turns a file's bytes into a `LoadedBinary` (emu.binary.image); what comes after
+loading never asks which format it was.  Adding a format (an ELF shared library, say) is
+its own module and a line in FORMATS, ahead of any format that would also accept its bytes.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from .elf.reader import refusal
+from .elf.relocatable import ElfRelocatable
+from .image import LoadedBinary
+
+
+class BinaryFormat(Protocol):
+    name: str            # a short name, what LoadedBinary.format says
+
+    def accepts(self, raw: bytes) -> bool:
+        """Whether these are the bytes of a file of this format (a cheap look at its header: no parse)."""
+
+    def load(self, raw: bytes, path: str, sha256: str) -> LoadedBinary:
+        """The file laid out and relocated; ObjectFormatError with a precise message when it cannot be."""
+
+
+FORMATS: list[BinaryFormat] = [ElfRelocatable()]      # tried in order
+
+
+def load_binary(raw: bytes, path: str, sha256: str) -> LoadedBinary:
+    """The binary in `raw`, loaded by the first format that accepts it; else the error that says what the file is."""
+    for binary_format in FORMATS:
+        if binary_format.accepts(raw):
+            return binary_format.load(raw, path, sha256)
+    raise refusal(raw, path)
