@@ -40,8 +40,12 @@ def load_side(alias: str, root: str, folder: str, paths: list[str]):
     os.symlink(os.path.join(root, "emu"), os.path.join(folder, alias))
     sys.path[:0] = [folder, root]
     try:
-        run = importlib.import_module(f"{alias}.run")
-        entries = importlib.import_module(f"{alias}.entries")
+        try:                                # the package layout (emu/run/session.py, emu/dsl/entries.py)
+            run = importlib.import_module(f"{alias}.run.session")
+            entries = importlib.import_module(f"{alias}.dsl.entries")
+        except ImportError:                 # a checkout from before it: every module at emu's top level
+            run = importlib.import_module(f"{alias}.run")
+            entries = importlib.import_module(f"{alias}.entries")
         loaders = [entries.EntrySpec(name="cuda_load"), entries.EntrySpec(name="cuda_load_to_device")]
         for _ in range(3):                  # parsed, translated, plans and models built
             for path in paths:

@@ -153,6 +153,8 @@ def in_link_order(prefixes: list[str], code_place, binaries: list, path: str) ->
 
 def choose(exports: list[Export], name: str | None, path: str) -> Export:
     """The export called `name`, or the only one when `name` is None; BadInput naming the exports otherwise."""
+    if name is None and len(exports) == 1:      # every run of an object export_to_c wrote: no names to build
+        return exports[0]
     wanted = chosen_name([e.name for e in exports], name, path)
     return next(e for e in exports if e.name == wanted)
 

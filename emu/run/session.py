@@ -26,13 +26,24 @@ from ..support.hotpath import build_record
 from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
 
 if TYPE_CHECKING:
-    from ..binary.elf.relocatable import Image
+    from ..binary.image import LoadedBinary
+
+
+def _bound(image: LoadedBinary) -> tuple[LoadedBinary, dict]:
+    """The binary to map and its binding table: the imports, and functions it defines that a stub answers
+    (emu.binary.bindings), each slot with its stub's plan.  Worked out once per loaded binary (its memo)."""
+    key = (_bound, provides)
+    found = image.memo.get(key)
+    if found is None:
+        bindings = bind(image, provides)
+        found = image.memo[key] = (bindings.binary, slot_plans(bindings.symbols))
+    return found
 
 
 class ObjectSession:
     """What one object run shares across its entries: the loaded image, the library slot and packed args."""
 
-    def __init__(self, machine: Machine, library_handle: int, image: Image):
+    def __init__(self, machine: Machine, library_handle: int, image: LoadedBinary):
         self.machine, self.image = machine, image
         base = machine.host.cursor = (machine.host.cursor + 15) & ~15
         # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
@@ -59,8 +70,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     export = choose(exports, export, path)
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
-    bindings = bind(image, provides)           # imports, and functions it defines that a stub answers
-    machine.load(bindings.binary, slot_plans(bindings.symbols))
+    machine.load(*_bound(image))
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
     machine.dispatcher = dispatcher

@@ -186,28 +186,29 @@ class StubDispatcher:
             self.injections.setdefault(injected.symbol, []).append(injected)
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
-        """Answer one call whose raw arguments the machine read by the calling convention."""
+        """Answer one call whose raw arguments the machine read by the calling convention: its family fills in
+        the record (emu.stubs.family), the return value goes back, the record joins the trace."""
         plan = plan or symbol_plan(symbol)
         arguments, shown = plan.decode(raw, uc)
-        family = plan.family
-        state = self.states.get(family)
-        if state is None:
-            state = self.states[family] = family.new_state(self)
+        calls = self.calls
+        record = {"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
+                  "ret": 0, "injected": False, "caller": caller}
         try:
-            ret, shown, written, injected = plan.answer(self, state, uc, symbol, plan, arguments, shown)
+            ret = plan.answer(self, uc, plan, arguments, record)
         except StubFailure:
-            if family.traces_failed_calls:       # abort/exit: the call is in the trace, then the entry ends
-                self._record_failed(symbol, shown, caller)
+            if plan.family.traces_failed_calls:     # abort/exit: the call is in the trace (returning 0), then the entry ends
+                calls.append(_record(record))
             raise
         self.set_return(uc, ret)
-        calls = self.calls
-        calls.append(_record({"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": written,
-                              "ret": int(ret), "injected": injected, "caller": caller}))
+        record["ret"] = int(ret)
+        calls.append(_record(record))
 
-    def _record_failed(self, symbol: str, shown: dict, caller: str) -> None:
-        """A call whose behaviour raised: recorded as returning 0, with nothing written."""
-        self.calls.append(_record({"index": len(self.calls), "entry": self.entry, "symbol": symbol, "args": shown,
-                                   "outputs": {}, "ret": 0, "injected": False, "caller": caller}))
+    def state(self, family: StubFamily):
+        """`family`'s state for this run, made at its first call that asks."""
+        found = self.states.get(family)
+        if found is None:
+            found = self.states[family] = family.new_state(self)
+        return found
 
     def call_missing(self, uc: Uc, symbol: str, caller: str) -> None:
         """A call to an undefined symbol without a model: 0 under the return_zero policy, else the entry stops."""

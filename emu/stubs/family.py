@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
     from .dispatch import StubDispatcher, _Plan
 
-# What a family answers a call with: the return value, the arguments the trace shows, the
-# out-parameters it wrote and whether the return value is an injected error.
-Answer = tuple[int, dict[str, Any], dict[str, int], bool]
+# The call's record as the dispatcher starts it (emu.run.trace.CallRecord's fields: index, entry, symbol,
+# args, outputs, ret, injected, caller): a family's answer fills in what it changes (`outputs` it wrote,
+# `injected`, `args` with text it read) and returns the call's return value.
+Record = dict[str, Any]
 
 
 class StubFamily(ABC):
@@ -40,9 +41,10 @@ class StubFamily(ABC):
 
     @abstractmethod
     def new_state(self, dispatcher: StubDispatcher) -> Any:
-        """The family's state for one object run, made at the run's first call of one of its symbols."""
+        """The family's state for one object run, made when the family first asks for it (dispatcher.state)."""
 
     @abstractmethod
-    def answer(self, dispatcher: StubDispatcher, state: Any, uc: Uc, symbol: str, plan: _Plan,
-               arguments: StubCall, shown: dict[str, Any]) -> Answer:
-        """Answer one call, whose arguments its plan decoded (`shown`: the same values, for the trace)."""
+    def answer(self, dispatcher: StubDispatcher, uc: Uc, plan: _Plan, arguments: StubCall, record: Record) -> int:
+        """Answer one call, whose arguments its plan decoded (`record["args"]`: the same values, for the trace),
+        filling in the record; its state for the run is `dispatcher.state(self)`.  Every stub call runs
+        this: it takes no more than it needs, and the record is filled in place, never copied."""

@@ -41,9 +41,10 @@ class DoublingFamily(StubFamily):
     def new_state(self, dispatcher):
         return {"calls": 0}
 
-    def answer(self, dispatcher, state, uc, symbol, plan, arguments, shown):
+    def answer(self, dispatcher, uc, plan, arguments, record):
+        state = dispatcher.state(self)
         state["calls"] += 1
-        return plan.behaviour(state, arguments.x), shown, {}, False
+        return plan.behaviour(state, arguments.x)
 
 
 def _run(config: RuntimeConfig | None = None):
@@ -86,8 +87,8 @@ def test_a_libc_and_a_cuda_call_in_one_run_each_get_their_state():
     dispatcher.call(uc, "malloc", [24], "f+0x10")
     dispatcher.call(uc, "_cudaGetDevice", [PAGE], "f+0x20")
     libc, cuda = symbol_plan("malloc").family, symbol_plan("_cudaGetDevice").family
-    assert set(dispatcher.states) == {libc, cuda}
-    assert dispatcher.states[cuda] is dispatcher.runtime
+    assert set(dispatcher.states) == {libc}                 # the CUDA family reads the runtime the run made
+    assert dispatcher.state(cuda) is dispatcher.runtime
     state = dispatcher.states[libc]
     assert isinstance(state, LibcState) and state.convention is SYSTEM_V_AMD64
     assert list(state.heap.blocks) == [dispatcher.calls[0].ret] == [returned[0]]

@@ -1,7 +1,8 @@
 """The CUDA family: the wrappers of libcute_dsl_runtime.so, answered by the runtime model (emu.cuda).
 
-Its state is the run's CudaRuntime, which the run makes (its snapshot is the trace's state);
-an error injected by the scenario (`runtime.errors`) wins over the behaviour.
+Its state is the run's CudaRuntime, which the run makes (its snapshot is the trace's state), read
+straight from the dispatcher on every call; an error injected by the scenario (`runtime.errors`)
+wins over the behaviour.
 """
 from __future__ import annotations
 
@@ -22,12 +23,16 @@ class CudaFamily(StubFamily):
     def new_state(self, dispatcher):
         return dispatcher.runtime
 
-    def answer(self, dispatcher, state, uc, symbol, plan, arguments, shown):
-        injected = dispatcher.injected(symbol) if dispatcher.injections else None
-        if injected is not None:
-            return injected, shown, {}, True
-        ret, outputs = BEHAVIOURS.get(symbol, default_behaviour)(state, arguments)
-        return ret, shown, dispatcher.write_outputs(uc, plan, shown, outputs) if outputs else {}, False
+    def answer(self, dispatcher, uc, plan, arguments, record):
+        if dispatcher.injections:
+            injected = dispatcher.injected(record["symbol"])
+            if injected is not None:
+                record["injected"] = True
+                return injected
+        ret, outputs = BEHAVIOURS.get(record["symbol"], default_behaviour)(dispatcher.runtime, arguments)
+        if outputs:
+            record["outputs"] = dispatcher.write_outputs(uc, plan, record["args"], outputs)
+        return ret
 
 
 FAMILY = CudaFamily()

@@ -21,9 +21,11 @@ class LibcFamily(StubFamily):
     def new_state(self, dispatcher):
         return LibcState(dispatcher.convention)
 
-    def answer(self, dispatcher, state, uc, symbol, plan, arguments, shown):
-        ret, extra = plan.behaviour(state, uc, arguments, plan.arity)
-        return ret, {**shown, **extra} if extra else shown, {}, False     # shown is the call model's own dict: not changed
+    def answer(self, dispatcher, uc, plan, arguments, record):
+        ret, extra = plan.behaviour(dispatcher.state(self), uc, arguments, plan.arity)
+        if extra:                       # record["args"] is the call model's own dict: not changed
+            record["args"] = {**record["args"], **extra}
+        return ret
 
 
 FAMILY = LibcFamily()
