@@ -109,8 +109,9 @@ def test_version_is_emus_in_the_command_line_and_the_metadata():
     for script in (True, False):
         result = _emu("--version", script=script)
         assert (result.returncode, result.stdout, result.stderr) == (0, f"emu {emu.__version__}\n", ""), script
-    [distribution] = set(metadata.packages_distributions()["emu"])     # cute-emu; the old name in a stale venv
-    assert metadata.version(distribution) == emu.__version__
+    installed = set(metadata.packages_distributions()["emu"])       # cute-emu (emu in a venv installed before the rename)
+    assert len(installed) == 1, f"{sorted(installed)} all install the package emu: pip uninstall the old name, emu"
+    assert metadata.version(installed.pop()) == emu.__version__
 
 
 def test_the_program_name_is_what_the_user_typed(cli):
