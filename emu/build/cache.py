@@ -70,7 +70,7 @@ def build_object(spec: BuildSpec, base_dir: str, *, where: str | None = None) ->
     version = dsl_version()
     if version is None:
         raise DslNotInstalled(f"building {spec.label()} needs nvidia-cutlass-dsl, which is not installed "
-                              "(pip install 'emu[dsl]')", path=where)
+                              "(pip install 'cute-emu[dsl]', emu's dsl extra, or nvidia-cutlass-dsl itself)", path=where)
     module_path = os.path.normpath(os.path.join(base_dir, spec.module))
     try:
         source = Path(module_path).read_bytes()

@@ -18,18 +18,43 @@ from ..errors import (EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_
 
 
 COMMANDS = ("run", "trace", "inspect", "check", "serve", "schema")
-_PARSERS: dict[bool, argparse.ArgumentParser] = {}
+SCHEMAS = ("scenario", "trace", "result", "check", "inspect")     # emu.commands.schema.schemas(), named here likewise
+MAX_DEVICES = 64                  # RuntimeConfig.device_count's bound (emu.cuda.config), named here likewise
+MODULE_PROG = "python -m emu"
+_PARSERS: dict[tuple[bool, str], argparse.ArgumentParser] = {}
 
 
-def _parser(with_probe: bool) -> argparse.ArgumentParser:
-    """The command line, built once per process (a served child finds it built by the server).
+def program_name(argv0: str) -> str:
+    """What the user typed: `emu` for the console script (pip's wrapper keeps its own name as argv[0],
+    without .exe), `python -m emu` otherwise (argv[0] is then emu/__main__.py, in a served child too)."""
+    name = os.path.basename(argv0)
+    return "emu" if name in ("emu", "emu.exe") else MODULE_PROG
+
+
+def _device_count(text: str) -> int:
+    """--devices: a number of devices, checked here so that the error names the flag."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of devices") from None
+    if not 0 <= count <= MAX_DEVICES:
+        raise argparse.ArgumentTypeError(f"{count} is not a device count emu models (0 to {MAX_DEVICES})")
+    return count
+
+
+def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParser:
+    """The command line, built once per process and program name (a served child, always `python -m emu`,
+    finds it built by the server).
 
     Only a process that may be a probe (or asks for help) gets the probe's command (its
     arguments alone: emu.probe.cli_args imports nothing heavy).
     """
-    if with_probe in _PARSERS:
-        return _PARSERS[with_probe]
-    parser = argparse.ArgumentParser(prog="python -m emu", description="Run CuTe DSL AOT export loaders on a CPU emulator.")
+    if (with_probe, prog) in _PARSERS:
+        return _PARSERS[with_probe, prog]
+    from .. import __version__
+    parser = argparse.ArgumentParser(prog=prog, description="Run CuTe DSL AOT export loaders on a CPU emulator.")
+    parser.add_argument("--version", action="version", version=f"emu {__version__}",
+                        help="print emu's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run scenario files and check their expectations")
     run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
@@ -38,7 +63,7 @@ def _parser(with_probe: bool) -> argparse.ArgumentParser:
     trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
-    trace.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    trace.add_argument("--devices", type=_device_count, default=None, help="number of devices (default: the profile's)")
     trace.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                        help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
                        "'{\"dynamic_shapes\": [1024]}'); repeatable")
@@ -50,23 +75,25 @@ def _parser(with_probe: bool) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check that the loaders apply every attribute kernel_info asks for")
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
-    check.add_argument("--devices", type=int, default=None, help="number of devices (default: the profile's)")
+    check.add_argument("--devices", type=_device_count, default=None, help="number of devices (default: the profile's)")
     check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
     serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
     serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
-    schema = commands.add_parser("schema", help="print the JSON Schemas of scenarios, traces and results")
-    schema.add_argument("which", nargs="?", choices=("scenario", "trace", "result", "check", "inspect", "all"), default="all")
+    schema = commands.add_parser("schema", help="print a JSON Schema (as in emu/schemas/NAME.schema.json), or all of them by name")
+    schema.add_argument("which", nargs="?", choices=(*SCHEMAS, "all"), default="all", metavar="NAME",
+                        help=f"one of {', '.join(SCHEMAS)}: that schema itself; all (the default): "
+                        "{name: schema} for every one")
     if with_probe:
         from ..probe.cli_args import add_probe_parser
         add_probe_parser(commands)
-    _PARSERS[with_probe] = parser
+    _PARSERS[with_probe, prog] = parser
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = _parser(with_probe=not argv or argv[0] not in COMMANDS)
+    parser = _parser(with_probe=not argv or argv[0] not in COMMANDS, prog=program_name(sys.argv[0]))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -203,7 +230,7 @@ def _serve(args) -> int:
 def _schema(args) -> int:
     import json
     from .schema import schemas
-    chosen = schemas() if args.which == "all" else {args.which: schemas()[args.which]}
+    chosen = schemas() if args.which == "all" else schemas()[args.which]    # one: the file an editor points at
     print(json.dumps(chosen, indent=1, sort_keys=True))
     return EXIT_OK
 

@@ -7,8 +7,9 @@ and `args_spec` is decoded symbolically (emu.dsl.args_spec.reader): a crafted pi
 """
 from __future__ import annotations
 
+import json
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -88,6 +89,9 @@ class InspectResult(Model):
     entry_points: list[EntryPoint] = Field(description="every entry emu knows, with its symbol and presence")
     kernels: list[KernelMetadata] = Field(description="kernels, with what kernel_info asks for each")
     kernel_info: str | None = Field(description="<prefix>_kernel_info verbatim")
+    kernel_info_parsed: dict[str, Any] | None = Field(
+        description="kernel_info decoded from JSON as written ({kernel: {attribute: value}}, the attribute "
+        "numbers JSON strings); null when there is none or it is not a JSON object (kernel_info_error says why)")
     kernel_info_error: str | None = Field(description="why kernel_info is not the expected JSON, if it is not")
     signature: ArgSpec | None = Field(description="the launch signature decoded from <prefix>_args_spec (never unpickled)")
     args_spec_error: str | None = Field(description="why args_spec could not be decoded; null when decoded or absent")
@@ -109,8 +113,18 @@ def _inspect_export(path: str, obj: ObjectFile, export: Export, binary) -> Inspe
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
         generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
-        kernel_info=obj.c_string(f"{export.prefix}_kernel_info"), kernel_info_error=export.kernel_info_error,
+        kernel_info=(text := obj.c_string(f"{export.prefix}_kernel_info")), kernel_info_parsed=_json_object(text),
+        kernel_info_error=export.kernel_info_error,
         signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj))
+
+
+def _json_object(text: str | None) -> dict[str, Any] | None:
+    """`text` decoded when it is a JSON object: what API users want of kernel_info, beside the bytes it holds."""
+    try:
+        value = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:

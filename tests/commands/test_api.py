@@ -42,6 +42,8 @@ def test_inspect_and_check_return_their_json_models(tmp_path):
     inspection = emu.inspect(CARVEOUT_25)
     assert isinstance(inspection, emu.Inspection)
     assert inspection.model_dump(mode="json") == run_cli("inspect", "--json", CARVEOUT_25).json()
+    [(kernel, asks)] = inspection.kernel_info_parsed.items()         # kernel_info as data, the string kept beside it
+    assert asks == {"9": 25} and json.loads(inspection.kernel_info) == {kernel: asks}
     result = emu.check([CARVEOUT_25, fixture("x86_64", "plain")])
     assert isinstance(result, emu.CheckResult)
     assert result.model_dump(mode="json") == run_cli("check", "--json", CARVEOUT_25, fixture("x86_64", "plain")).json()

@@ -72,3 +72,50 @@ def test_the_suite_has_its_own_image_store_never_the_users():
     assert not store.is_relative_to(Path.home() / ".cache")
     load_image(fixture("x86_64", "plain"))
     assert Path(image_store.store_dir()) == store and any((store / "images").rglob("*.json"))
+
+
+def _pyproject() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:          # Python 3.10: pip's own copy of the same parser
+        from pip._vendor import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+DISTRIBUTION = _pyproject()["project"]["name"]
+
+
+def test_the_distribution_has_a_name_of_its_own_and_every_install_line_uses_it():
+    """`emu` on the package registry is another project (0.3.0): `pip install 'emu[dsl]'` installs it, not this one.
+    The import package, `python -m emu` and the console script stay `emu`."""
+    project = _pyproject()["project"]
+    assert DISTRIBUTION == "cute-emu" and project["scripts"] == {"emu": "emu.commands.cli:main"}
+    assert _pyproject()["tool"]["setuptools"]["packages"]["find"]["include"] == ["emu*", "stub_models*"]
+    files = [ROOT / "README.md", ROOT / ".ci" / "run", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "emu").rglob("*.py"))]
+    named = [(path.relative_to(ROOT), match.group(1)) for path in files
+             for match in re.finditer(r"""([\w.-]*)\[(?:dsl|test)(?:,\s*(?:dsl|test))*\]""", path.read_text())]
+    assert named and all(name in (".", DISTRIBUTION) for _, name in named), [n for n in named if n[1] not in (".", DISTRIBUTION)]
+    assert any(name == DISTRIBUTION for path, name in named if path.parts[0] == "docs"), "docs/ci.md installs the distribution"
+    ci = (ROOT / ".ci" / "run").read_text()       # CI installs everything itself, into a new environment
+    assert "python3 -m venv .venv" in ci and "python -m pip install -q -e '.[test,dsl]'" in ci
+
+
+def test_the_dsl_extra_accepts_every_release_the_fixtures_test_and_no_other():
+    """A project on any release emu is tested on (tests/fixtures/cutlass-dsl-*) can install emu's dsl extra beside
+    its own pin; the newest allowed is the newest emu checked, so a fresh install gets a release the suite knows."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    from emu.dsl.generations import NEWEST_CHECKED
+    dsl = [Requirement(line) for line in _pyproject()["project"]["optional-dependencies"]["dsl"]]
+    [cutlass] = [r for r in dsl if r.name == "nvidia-cutlass-dsl"]
+    tested = sorted(Version(p.name.removeprefix("cutlass-dsl-")) for p in (ROOT / "tests" / "fixtures").glob("cutlass-dsl-*"))
+    assert len(tested) >= 8 and str(tested[-1]) == NEWEST_CHECKED
+    assert all(cutlass.specifier.contains(v) for v in tested)
+    outside = [Version(f"{tested[0].major}.{tested[0].minor}.{tested[0].micro - 1}"),
+               Version(f"{tested[-1].major}.{tested[-1].minor}.{tested[-1].micro + 1}"),
+               Version(f"{tested[-1].major}.{tested[-1].minor + 1}.0")]
+    assert not any(cutlass.specifier.contains(v) for v in outside), cutlass
+    assert cutlass.specifier.contains(metadata.version("nvidia-cutlass-dsl")), "the installed release is one the extra allows"

@@ -71,13 +71,72 @@ def test_trace_human_output_shows_enum_names(cli):
     assert "attr=8 MAX_DYNAMIC_SHARED_SIZE_BYTES, value=232448) -> 0 SUCCESS  [carveout_25_cuda_load+0x" in result.out
 
 
-def test_committed_schemas_are_current(cli):
+def test_committed_schemas_are_current():
     from emu.commands.schema import schemas
     for name, schema in schemas().items():
         committed = json.loads((ROOT / "emu" / "schemas" / f"{name}.schema.json").read_text())
         assert committed == schema, f"emu/schemas/{name}.schema.json is stale: run python -m emu.commands.schema"
-    result = cli("schema", "scenario")
-    assert result.code == 0 and "CallPattern" in result.out
+
+
+def test_schema_name_prints_that_schema_itself_and_all_prints_the_mapping(cli):
+    """`schema NAME` is the committed file byte for byte (what an editor points at); `schema` and `schema all`
+    give {name: schema} for every one."""
+    from emu.commands.cli import SCHEMAS
+    from emu.commands.schema import schemas
+    assert set(SCHEMAS) == set(schemas())
+    for name in SCHEMAS:
+        result = cli("schema", name)
+        assert result.code == 0 and result.out == (ROOT / "emu" / "schemas" / f"{name}.schema.json").read_text(), name
+    everything = {name: json.loads((ROOT / "emu" / "schemas" / f"{name}.schema.json").read_text()) for name in SCHEMAS}
+    assert cli("schema").json() == cli("schema", "all").json() == everything
+    bad = cli("schema", "scenarios")
+    assert bad.code == 2 and "argument NAME: invalid choice: 'scenarios'" in bad.err
+
+
+def _emu(*args: str, script: bool) -> subprocess.CompletedProcess:
+    """`emu ARGS` through the console script installed beside this interpreter, or `python -m emu ARGS`."""
+    command = [os.path.join(os.path.dirname(sys.executable), "emu")] if script else [sys.executable, "-m", "emu"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          env={**os.environ, "EMU_NO_SERVER": "1", "PYTHONPATH": str(ROOT)})
+
+
+def test_version_is_emus_in_the_command_line_and_the_metadata():
+    """One source: emu.__version__, which pyproject.toml's dynamic version reads for the distribution's metadata."""
+    from importlib import metadata
+
+    import emu
+    assert (ROOT / "pyproject.toml").read_text().count('version = {attr = "emu.__version__"}') == 1
+    for script in (True, False):
+        result = _emu("--version", script=script)
+        assert (result.returncode, result.stdout, result.stderr) == (0, f"emu {emu.__version__}\n", ""), script
+    installed = set(metadata.packages_distributions()["emu"])       # cute-emu (emu in a venv installed before the rename)
+    assert len(installed) == 1, f"{sorted(installed)} all install the package emu: pip uninstall the old name, emu"
+    assert metadata.version(installed.pop()) == emu.__version__
+
+
+def test_the_program_name_is_what_the_user_typed(cli):
+    from emu.commands.cli import program_name
+    assert program_name("/venv/bin/emu") == program_name("/venv/Scripts/emu.exe") == "emu"
+    assert program_name("/src/emu/__main__.py") == program_name("-c") == "python -m emu"
+    assert _emu("--help", script=True).stdout.startswith("usage: emu [-h]")
+    assert _emu("--help", script=False).stdout.startswith("usage: python -m emu [-h]")
+    missing = _emu("trace", script=True)
+    assert missing.returncode == 2 and "usage: emu trace " in missing.stderr and "emu trace: error:" in missing.stderr
+    assert cli("trace").err.startswith("usage: python -m emu trace ")      # in-process, as a served child runs it
+
+
+def test_command_line_values_are_reported_by_their_flag(cli):
+    """`--devices 99` is bad input named as the user wrote it, not as the runtime field it becomes."""
+    from emu.commands.cli import MAX_DEVICES
+    from emu.cuda.config import RuntimeConfig
+    bound = {type(m).__name__: m for m in RuntimeConfig.model_fields["device_count"].metadata}
+    assert (bound["Ge"].ge, bound["Le"].le) == (0, MAX_DEVICES)
+    for command in ("trace", "check"):
+        for value, says in (("99", "99 is not a device count emu models (0 to 64)"), ("-1", "-1 is not a device count"),
+                            ("two", "'two' is not a whole number of devices")):
+            result = cli(command, "--devices", value, fixture("x86_64", "plain"))
+            assert result.code == 2 and f"argument --devices: {says}" in result.err, (command, value, result.err)
+            assert "device_count" not in result.err and "runtime" not in result.err
 
 
 def test_every_scenario_field_has_a_description():

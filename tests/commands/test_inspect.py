@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import importlib.util
 import inspect as pyinspect
 import os
@@ -123,3 +124,32 @@ def test_a_signature_with_a_hostile_default_is_rendered_not_run(cli, tmp_path, m
     assert result.code == 0, result.err
     assert "x: - [POSITIONAL_OR_KEYWORD] = io.open(" in result.out or "x: - [POSITIONAL_OR_KEYWORD] = builtins.open(" in result.out
     assert not marker.exists()
+
+
+NEGATE = "kernel_cutlass_negate_tensorptrf32gmemalign16o1281_1"
+
+
+def test_kernel_info_is_offered_parsed_beside_the_bytes_it_holds(cli, tmp_path):
+    """API users get kernel_info as a dict (kernel_info_parsed); `inspect --json` keeps its documented kernel_info,
+    the string verbatim (what the object holds, for a bug report), and gains the parsed field beside it."""
+    import emu
+    path = fixture("x86_64", "two_kernels_carveout_50")
+    inspection = emu.inspect(path)
+    assert inspection.kernel_info_parsed == {ROTATE: {"9": 50}, NEGATE: {"9": 50}}
+    assert isinstance(inspection.kernel_info, str) and json.loads(inspection.kernel_info) == inspection.kernel_info_parsed
+    printed = cli("inspect", "--json", path).json()
+    assert printed["kernel_info"] == inspection.kernel_info and printed["kernel_info_parsed"] == inspection.kernel_info_parsed
+    for version, host, case in (("4.8.1", "aarch64", "carveout_75"), ("4.4.2", "native", "plain")):
+        other = emu.inspect(fixture(host, case, version))
+        assert other.kernel_info_parsed == json.loads(other.kernel_info) and other.kernel_info_error is None
+    old = emu.inspect(fixture("native", "plain", "4.3.5"))          # 4.3 exports have no kernel_info
+    assert old.kernel_info is None and old.kernel_info_parsed is None
+    # kernel_info that is not a JSON object: the bytes are still shown, parsed is null, and the error says why
+    source = Path(fixture("x86_64", "carveout_25"))
+    size = len(emu.inspect(source).kernel_info) + 1          # with its NUL
+    for text, error in (('["not", "an object"]', "not a JSON object"), ('{"kernel_cutlass_rotate": {"9": 2', "Expecting")):
+        bad = tmp_path / "carveout_25.o"
+        bad.write_bytes(make_patched().replace_symbol(source, "carveout_25_kernel_info", text.ljust(size - 1).encode() + b"\0"))
+        broken = emu.inspect(bad)
+        assert broken.kernel_info == text.ljust(size - 1) and broken.kernel_info_parsed is None
+        assert error in broken.kernel_info_error, broken.kernel_info_error
