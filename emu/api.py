@@ -69,15 +69,38 @@ def inspect(path: PathLike, *, export: str | None = None) -> "Inspection":
     return results[chosen_name(list(results), export, os.fspath(path))]
 
 
-def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None) -> "CheckResult":
+def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None, profile: str | None = None,
+          baseline: PathLike | None = None, write_baseline: PathLike | None = None,
+          missing_symbols: str = "error") -> "CheckResult":
     """Do the loaders apply every attribute kernel_info asks for? (`python -m emu check --json`).
 
-    `paths` is one object or folder, or several; a folder is searched for `*.o`.
+    `paths` is one object or folder, or several; a folder is searched for `*.o`. Each export runs on
+    `profile` (h200, a100, b200), or by default on the first profile whose device runs its GPU binary.
+    `baseline` names a baseline file whose findings are acknowledged (`exit_code` 0 when only those
+    remain, 1 when a new one appears or an entry no longer does); `write_baseline` writes every
+    current finding to that file. `missing_symbols="return_zero"` lets a call to a symbol emu has no
+    stub for return 0. A bad baseline file or option is a `BadInput`.
     """
+    from .commands.baseline import read_baseline, write_baseline as write
     from .commands.check import check_objects, find_objects
+    from .commands.check_findings import object_keys
+    from .cuda.profile import PROFILES
+    from .errors import BadInput
+    if profile is not None and profile not in PROFILES:
+        raise BadInput(f"profile: {profile!r} is not one of {', '.join(PROFILES)}")
+    if missing_symbols not in ("error", "return_zero"):
+        raise BadInput(f"missing_symbols: {missing_symbols!r} is not error or return_zero")
+    if baseline is not None and write_baseline is not None:
+        raise BadInput("baseline and write_baseline: give one (the one to check against, or the one to write)")
     listed = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+    acknowledged = read_baseline(os.fspath(baseline)) if baseline is not None else None
     objects, _ = find_objects(listed)
-    return check_objects(objects, devices)
+    result = check_objects(objects, devices, profile=profile, keys=object_keys(listed, objects), baseline=acknowledged,
+                           baseline_file=os.fspath(baseline) if baseline is not None else "",
+                           missing_symbols=missing_symbols)
+    if write_baseline is not None:
+        write(os.fspath(write_baseline), result.objects)
+    return result
 
 
 def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResult":

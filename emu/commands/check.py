@@ -5,7 +5,11 @@ is a loader that silently drops one of them.  This runs cuda_init, cuda_load and
 cuda_load_to_device for every device and compares, per kernel, attribute and loader entry,
 what kernel_info asks with what that entry's setter calls applied (kernel handles named
 through the `_cudaLibraryGetKernel` outputs), next to the runtime model's final state.
-Exit 1 on any discrepancy, 0 when every entry applies every attribute.
+Each export runs on the device profile whose device runs its GPU binary (unless one is given).
+What is wrong is reported as findings with stable ids (emu.commands.check_findings), which a
+baseline file can acknowledge (emu.commands.baseline).  Exit 1 on a new finding (a discrepancy,
+a loader that returns an error, metadata that cannot be checked) or a stale baseline entry,
+3 on a new loader fault, 2 when an object cannot be read, 0 otherwise.
 """
 from __future__ import annotations
 
@@ -19,11 +23,13 @@ from pydantic import Field
 
 from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import attribute_name
-from ..cuda.profile import load_profile
+from ..cuda.loading import library_image, profiles_running
+from ..cuda.profile import PROFILES, load_profile
 from ..dsl.entries import EntrySpec, loaders_for_devices
 from ..dsl.exports import choose
-from ..dsl.generations import without_kernel_info
 from ..errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
+from .baseline import Baseline, BaselineReport, apply_baseline
+from .check_findings import Finding, Metadata, cuda_error_label, cuda_error_name, metadata_state, object_findings
 from ..cache.loaded import load_image
 from ..support.hotpath import build_record
 from ..support.model import Model, empty_list
@@ -43,6 +49,7 @@ class SetCall(Model):
     value: int = Field(description="the value passed")
     device: int = Field(description="the device it applies to (the current device for cudaFuncSetAttribute)")
     ret: int = Field(description="what the stub returned (0: applied)")
+    ret_name: str | None = Field(description="its cudaError name, e.g. INVALID_VALUE (SUCCESS for 0)")
     call: int = Field(description="index of the call in the object's trace")
 
 
@@ -50,7 +57,10 @@ class LoaderEntry(Model):
     entry: str = Field(description="cuda_load or cuda_load_to_device(device=N)")
     device: int = Field(description="the device this entry loads for")
     returned: int | None = Field(description="the entry's return value; null on a fault")
+    returned_name: str | None = Field(default=None, description="its cudaError name, e.g. NO_KERNEL_IMAGE_FOR_DEVICE")
     fault: str | None = Field(default=None, description="why the entry stopped, if it faulted")
+    fault_kind: str | None = Field(default=None, description="the fault's kind, e.g. missing_stub")
+    fault_location: str | None = Field(default=None, description="where it stopped, as function+offset")
     sets: list[SetCall] = Field(description="every attribute setter call the entry made, in order")
 
 
@@ -65,80 +75,124 @@ class AttributeCheck(Model):
     state: int | None = Field(description="the attribute on that device in the runtime model after every entry ran")
     status: Literal["ok", "missing", "different"] = Field(description="ok: applied == expected")
     error: int | None = Field(default=None, description="the error a setter call for it returned, if it failed")
+    error_name: str | None = Field(default=None, description="its cudaError name, e.g. INVALID_VALUE")
 
 
 class ObjectCheck(Model):
     """One export of an object, checked (an object holding several exports has one of these per export)."""
 
     object: str = Field(description="path of the object file")
+    key: str = Field(description="the object's name in finding ids: its path under the folder checked, or its file name")
     arch: str | None = Field(default=None, description="host architecture")
     prefix: str | None = Field(default=None, description="export prefix")
     version: str | None = Field(default=None, description="<prefix>_version")
     kernels: list[str] = Field(default_factory=empty_list, description="kernels the export names")
     kernel_info: dict[str, dict[int, int]] = Field(default_factory=dict, description="what the metadata asks")
     device_count: int = Field(description="devices the runtime model had")
+    profile: str = Field(description="the device profile the loaders ran on")
+    profile_source: Literal["chosen", "given", "default"] = Field(
+        description="chosen: the first profile whose device runs the export's GPU binary; given: --profile; default: "
+        "no profile emu has runs it (or there is none), so the first (h200)")
+    metadata: Metadata = Field(default="checked", description="whether kernel_info could be checked against: checked; "
+                               "none by design (4.3), which is no finding; else why not, which is a finding")
+    unchecked: str | None = Field(default=None, description="what could not be checked and why")
     loaders: list[LoaderEntry] = Field(default_factory=empty_list, description="each loader entry and what it set")
     checks: list[AttributeCheck] = Field(default_factory=empty_list, description="one row per kernel, attribute and loader entry")
     discrepancies: int = Field(default=0, description="checks not ok plus loader entries that failed")
+    findings: list[Finding] = Field(default_factory=empty_list, description="what fails the check, each with a stable id")
     error: str | None = Field(default=None, description="why the object could not be checked")
-    exit_code: int = Field(description="0 clean, 1 discrepancies, 2 bad input, 3 a loader faulted")
+    exit_code: int = Field(description="0 no finding (or only acknowledged ones), 1 a new finding, 2 bad input, "
+                           "3 a loader faulted (a new finding)")
 
 
 class CheckResult(Model):
-    device_count: int = Field(description="devices the runtime model had")
-    objects: list[ObjectCheck] = Field(description="one result per object, in the order checked")
-    exit_code: int = Field(description="the worst object's exit code (bad input over faults over discrepancies)")
+    device_count: int | None = Field(description="devices the runtime model had (--devices); null: each profile's count")
+    objects: list[ObjectCheck] = Field(description="one result per export of each object, in the order checked")
+    baseline: BaselineReport | None = Field(default=None, description="what the baseline (--baseline) acknowledged")
+    exit_code: int = Field(description="the worst object's exit code (bad input over faults over findings), and at "
+                           "least 1 when a baseline entry is stale")
 
 
-def default_device_count(profile: str = "h200") -> int:
-    return load_profile(profile).device_count
+def default_device_count(profile: str | None = None) -> int:
+    return load_profile(profile or PROFILES[0]).device_count
 
 
-def check_file(path: str, device_count: int | None = None, profile: str = "h200") -> list[ObjectCheck]:
+def check_file(path: str, device_count: int | None = None, profile: str | None = None, key: str | None = None,
+               missing_symbols: str = "error") -> list[ObjectCheck]:
     """Every export of one object, checked (`check_object`); one error result when the object cannot be read."""
-    count = default_device_count(profile) if device_count is None else device_count
     try:
         _image, exports = load_image(path)
     except EmuError as error:
-        return [ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)]
-    return [check_object(path, count, profile, export.name if len(exports) > 1 else None) for export in exports]
+        return [_unreadable(path, key, device_count, profile, error)]
+    return [check_object(path, device_count, profile, export.name if len(exports) > 1 else None, key, missing_symbols)
+            for export in exports]
 
 
-def check_object(path: str, device_count: int | None = None, profile: str = "h200", export: str | None = None) -> ObjectCheck:
-    """Run the loaders of one export of an object (`export`: its name; None: the object's only one) and compare
-    them with its kernel_info; never raises EmuError.
+def check_object(path: str, device_count: int | None = None, profile: str | None = None, export: str | None = None,
+                 key: str | None = None, missing_symbols: str = "error") -> ObjectCheck:
+    """Run the loaders of one export of an object (`export`: its name; None: the object's only one) on `profile`
+    (None: the profile whose device runs its GPU binary) and compare them with its kernel_info; never raises
+    EmuError.  `key` names the object in finding ids (default: its file name).
 
     The rows are built from values emu made itself (the run's records, the export's
     metadata), so they are not validated again (`emu.support.hotpath.build_record`): a check
     of a directory builds dozens per object.
     """
-    count = default_device_count(profile) if device_count is None else device_count
+    key = os.path.basename(path) if key is None else key
     try:
-        _image, exports = load_image(path)
+        image, exports = load_image(path)
         chosen = choose(exports, export, path)
-        if chosen.kernel_info_error:
-            raise BadInput(chosen.kernel_info_error, path=str(path))
-        run = run_object(path, _config(count, profile), list(_loaders(count)), export=export)
-        export = chosen
+        used, source = pick_profile(image, chosen, profile)
+        count = default_device_count(used) if device_count is None else device_count
+        metadata, unchecked = metadata_state(chosen, image)
+        run = None if metadata == "unknown format" else \
+            run_object(path, _config(count, used, missing_symbols), list(_loaders(count)), export=export)
     except EmuError as error:
-        return ObjectCheck(object=str(path), device_count=count, error=error.message, exit_code=error.exit_code)
-    names = kernel_handles(run.calls)
-    loaders = loader_entries(run, names)
-    checks = compare(export.kernel_info, loaders, run, names)
+        return _unreadable(path, key, device_count, profile, error)
+    names = kernel_handles(run.calls) if run else {}
+    loaders = loader_entries(run, names) if run else []
+    checks = compare(chosen.kernel_info, loaders, run, names) if run else []
     failed = sum(e.returned != 0 for e in loaders)
-    discrepancies = failed + sum(c.status != "ok" for c in checks)
-    code = EXIT_FAULT if run.fault else EXIT_EXPECTATION_FAILED if discrepancies else EXIT_OK
-    return build_record(ObjectCheck, dict(
-        object=str(path), arch=run.arch, prefix=run.prefix, version=export.version, kernels=list(export.kernels),
-        kernel_info={kernel: dict(attributes) for kernel, attributes in export.kernel_info.items()}, device_count=count,
-        loaders=loaders, checks=checks, discrepancies=discrepancies, error=None, exit_code=code))
+    result = build_record(ObjectCheck, dict(
+        object=str(path), key=key, arch=image.arch, prefix=chosen.prefix, version=chosen.version,
+        kernels=list(chosen.kernels), kernel_info={kernel: dict(attrs) for kernel, attrs in chosen.kernel_info.items()},
+        device_count=count, profile=used, profile_source=source, metadata=metadata, unchecked=unchecked,
+        loaders=loaders, checks=checks, discrepancies=failed + sum(c.status != "ok" for c in checks), findings=[],
+        error=None, exit_code=EXIT_OK))
+    result.findings = object_findings(result)
+    result.exit_code = object_exit_code(result)
+    return result
+
+
+def _unreadable(path: str, key: str | None, device_count: int | None, profile: str | None, error: EmuError) -> ObjectCheck:
+    return ObjectCheck(object=str(path), key=os.path.basename(path) if key is None else key,
+                       device_count=default_device_count(profile) if device_count is None else device_count,
+                       profile=profile or PROFILES[0], profile_source="default" if profile is None else "given",
+                       error=error.message, exit_code=error.exit_code)
+
+
+def pick_profile(image, export, given: str | None) -> tuple[str, str]:
+    """(the profile, how it was picked): `given`, else the first whose device runs the export's GPU binary."""
+    if given is not None:
+        return given, "given"
+    binary = library_image(image, export.binary)
+    running = profiles_running(binary) if binary is not None and binary.error is None else []
+    return (running[0], "chosen") if running else (PROFILES[0], "default")
+
+
+def object_exit_code(result: ObjectCheck) -> int:
+    """2 when it could not be read; else 3 for a new fault, 1 for any other new finding, 0 when all are acknowledged."""
+    if result.error is not None:
+        return result.exit_code
+    new = [f for f in result.findings if not f.acknowledged]
+    return EXIT_FAULT if any(f.kind == "fault" for f in new) else EXIT_EXPECTATION_FAILED if new else EXIT_OK
 
 
 # The same configuration, entries and labels for every object of a directory: validated once each
 # (nothing changes them: a run only reads its configuration and entries).
 @lru_cache(maxsize=64)
-def _config(device_count: int, profile: str) -> RuntimeConfig:
-    return RuntimeConfig(device_count=device_count, profile=profile)
+def _config(device_count: int, profile: str, missing_symbols: str = "error") -> RuntimeConfig:
+    return RuntimeConfig(device_count=device_count, profile=profile, missing_symbols=missing_symbols)
 
 
 @lru_cache(maxsize=64)
@@ -177,11 +231,26 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
             sets.append(build_record(SetCall, dict(
                 kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=attribute_name(attr),
                 value=call.args["value"], device=call.args[device_arg] if device_arg else device, ret=call.ret,
-                call=call.index)))
+                ret_name=cuda_error_name(call.ret), call=call.index)))
     label = _label(entry.entry, entry.args.get("device"))
-    return build_record(LoaderEntry, dict(entry=label, device=device, returned=entry.returned,
-                                          fault=f"{entry.fault.kind}: {entry.fault.message}" if entry.fault else None,
-                                          sets=sets))
+    fault = entry.fault
+    return build_record(LoaderEntry, dict(
+        entry=label, device=device, returned=entry.returned, returned_name=cuda_error_name(entry.returned),
+        fault=f"{fault.kind}: {_fault_message(fault.kind, fault.message)}" if fault else None,
+        fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets))
+
+
+SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
+MISSING_STUB_HINT = ("; under check: `--missing-symbols return_zero` lets such a call return 0 and checks the rest, "
+                     "`python -m emu inspect OBJECT` lists which undefined symbols have a stub, and a symbol the "
+                     "CUDA runtime exports that emu lacks is worth reporting to emu")
+
+
+def _fault_message(kind: str, message: str) -> str:
+    """The fault's message, with what a `check` user can do about a missing stub (not the scenario's setting)."""
+    if kind != "missing_stub":
+        return message
+    return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT
 
 
 def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,
@@ -206,7 +275,8 @@ def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, stat
     error = tried[-1].ret if tried and not done else None
     return build_record(AttributeCheck, dict(
         kernel=kernel, attribute=attribute, attribute_name=attribute_name(attribute), entry=loader.entry,
-        device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error))
+        device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error,
+        error_name=cuda_error_name(error)))
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:
@@ -225,16 +295,26 @@ def find_objects(paths: list[str]) -> tuple[list[str], bool]:
 
 
 def check_objects(objects: list[str], device_count: int | None = None,
-                  progress: Callable[[int, int, str], None] | None = None, profile: str = "h200") -> CheckResult:
-    """Check each object in turn (see `find_objects` for turning directories into objects)."""
-    count = default_device_count(profile) if device_count is None else device_count
+                  progress: Callable[[int, int, str], None] | None = None, profile: str | None = None, *,
+                  keys: list[str] | None = None, baseline: Baseline | None = None, baseline_file: str = "",
+                  missing_symbols: str = "error") -> CheckResult:
+    """Check each object in turn (see `find_objects` for turning directories into objects, `object_keys` for
+    `keys`; default: each file name), then hold the findings against `baseline` (read from `baseline_file`)."""
+    keys = [os.path.basename(path) for path in objects] if keys is None else keys
     results = []
-    for index, path in enumerate(objects, 1):
+    for index, (path, key) in enumerate(zip(objects, keys), 1):
         if progress:
             progress(index, len(objects), path)
-        results.extend(check_file(path, count, profile))
+        results.extend(check_file(path, device_count, profile, key, missing_symbols))
+    report = None
+    if baseline is not None:
+        report = apply_baseline(baseline, baseline_file, results)
+        for result in results:
+            result.exit_code = object_exit_code(result)
     worst = max((r.exit_code for r in results), key=lambda code: EXIT_RANK.get(code, 4), default=EXIT_OK)
-    return build_record(CheckResult, dict(device_count=count, objects=results, exit_code=worst))
+    if report is not None and report.stale and worst == EXIT_OK:
+        worst = EXIT_EXPECTATION_FAILED
+    return build_record(CheckResult, dict(device_count=device_count, objects=results, baseline=report, exit_code=worst))
 
 
 def stderr_progress(index: int, total: int, path: str) -> None:
@@ -242,49 +322,6 @@ def stderr_progress(index: int, total: int, path: str) -> None:
     tty = sys.stderr.isatty()
     start, end = ("\r", "\n" if index == total else "") if tty else ("", "\n")
     print(f"{start}check: [{index}/{total}] {path}", end=end, file=sys.stderr, flush=True)
-
-
-def table(headers: list[str], rows: list[list[str]], indent: str = "") -> list[str]:
-    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
-    line = lambda cells: indent + "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
-
-
-def show_object(result: ObjectCheck) -> list[str]:
-    if result.error:
-        return [f"{result.object}: cannot check: {result.error}"]
-    head = f"{result.object} ({result.arch}, prefix {result.prefix}, {result.device_count} device(s)): "
-    lines = [head + (f"{result.discrepancies} discrepancies" if result.discrepancies else "clean")]
-    lines += [f"  {l.entry} returned {l.returned}" + (f" ({l.fault})" if l.fault else "")
-              for l in result.loaders if l.returned != 0]
-    rows = [[c.kernel, f"{c.attribute} {c.attribute_name or '?'}", c.entry, str(c.expected), _shown(c.applied, c.error),
-             _shown(c.state), c.status.upper() if c.status != "ok" else "ok"]
-            for c in result.checks]
-    if rows:
-        lines += table(["kernel", "attribute", "entry", "expected", "applied", "state", "status"], rows, "  ")
-    elif result.version is None and not result.kernel_info:      # a 4.3 export: no metadata at all
-        lines.append("  " + without_kernel_info(result.prefix))
-    elif not result.checks:
-        lines.append("  kernel_info asks nothing to compare")
-    return lines
-
-
-def _shown(value: int | None, error: int | None = None) -> str:
-    if value is not None:
-        return str(value)
-    return "missing" if error is None else f"missing (error {error})"
-
-
-def show_summary(result: CheckResult) -> list[str]:
-    files = [o.object for o in result.objects]
-    shown = lambda o: f"{o.object} ({o.prefix})" if files.count(o.object) > 1 else o.object     # noqa: E731 - an export of several
-    rows = [[shown(o), o.arch or "-", str(len(o.kernels)), "error" if o.error else str(o.discrepancies), discrepancy_summary(o)]
-            for o in result.objects]
-    bad = sum(1 for o in result.objects if o.exit_code != EXIT_OK)
-    counted = (f"{len(files)} objects" if len(set(files)) == len(files)
-               else f"{len(files)} exports in {len(set(files))} objects")
-    return table(["object", "arch", "kernels", "discrepancies", "details"], rows) + [
-        f"{counted}, {bad} with discrepancies or errors"]
 
 
 def discrepancy_summary(result: ObjectCheck) -> str:
@@ -296,16 +333,12 @@ def discrepancy_summary(result: ObjectCheck) -> str:
         if check.status != "ok":
             key = f"{check.attribute} {check.status}"
             counts[key] = counts.get(key, 0) + 1
-    failed = [f"{l.entry} returned {l.returned}" for l in result.loaders if l.returned != 0]
-    return ", ".join([f"{k} x{n}" for k, n in counts.items()] + failed)
+    return ", ".join([f"{k} x{n}" for k, n in counts.items()] + [loader_outcome(l) for l in result.loaders
+                                                                  if l.returned != 0])
 
 
-def show_check(result: CheckResult, directories: bool) -> list[str]:
-    """Every row of each object; for a directory, the summary table alone."""
-    lines = []
-    if not directories:
-        for obj in result.objects:
-            lines += show_object(obj)
-    if directories or len(result.objects) > 1:
-        lines += ([""] if lines else []) + show_summary(result)
-    return lines
+def loader_outcome(loader: LoaderEntry) -> str:
+    """`cuda_load returned 209 NO_KERNEL_IMAGE_FOR_DEVICE`, or `cuda_load stopped (missing_stub)` for a fault."""
+    if loader.returned is None:
+        return f"{loader.entry} stopped ({loader.fault_kind})"
+    return f"{loader.entry} returned {cuda_error_label(loader.returned)}"

@@ -76,7 +76,15 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
     check.add_argument("--devices", type=_device_count, default=None, help="number of devices (default: the profile's)")
-    check.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+    check.add_argument("--profile", choices=PROFILES, default=None,
+                       help="device profile for every object (default: per export, the first whose device runs its GPU binary)")
+    check.add_argument("--missing-symbols", choices=("error", "return_zero"), default="error",
+                       help="a call to an undefined symbol emu has no stub for: stop the loader (default) or return 0")
+    acknowledged = check.add_mutually_exclusive_group()
+    acknowledged.add_argument("--baseline", metavar="FILE", help="findings a project acknowledges (known upstream bugs): "
+                              "shown, not failing; an entry whose finding no longer appears fails until rewritten")
+    acknowledged.add_argument("--write-baseline", metavar="FILE", help="write every current finding to FILE as the baseline "
+                              "(keeping each entry's note) and exit 0")
     serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
     serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
     serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
@@ -207,13 +215,23 @@ def _readable(path: str) -> None:
 
 
 def _check(args) -> int:
-    from .check import check_objects, find_objects, show_check, stderr_progress
+    from .baseline import read_baseline, write_baseline
+    from .check import check_objects, find_objects, stderr_progress
+    from .check_findings import object_keys
+    from .check_text import show_check
+    baseline = read_baseline(args.baseline) if args.baseline else None        # a bad file fails before any run
     objects, directories = find_objects(args.paths)
-    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile)
+    result = check_objects(objects, args.devices, stderr_progress if directories else None, args.profile,
+                           keys=object_keys(args.paths, objects), baseline=baseline, baseline_file=args.baseline or "",
+                           missing_symbols=args.missing_symbols)
     for obj in result.objects:
         if obj.error:
             print(f"emu: error: {obj.object}: {obj.error}", file=sys.stderr)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_check(result, directories)))
+    if args.write_baseline:
+        written = write_baseline(args.write_baseline, result.objects)
+        print(f"emu: wrote {written} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
+        return EXIT_OK
     return result.exit_code
 
 

@@ -68,7 +68,7 @@ def test_committed_patched_objects_are_what_make_patched_makes():
 
 
 def _summary_rows(out: str) -> dict[str, list[str]]:
-    """The directory table: object path (from the fixture version on) -> [arch, kernels, discrepancies, details...]."""
+    """The directory table: object path (from the fixture version on) -> [arch, profile, kernels, discrepancies, details...]."""
     rows = {}
     for line in out.splitlines():
         cells = line.split()
@@ -82,15 +82,18 @@ def test_directory_run_summarises_and_shows_progress(cli):
     assert result.code == 1
     objects = sorted(DSL480.rglob("*.o"))
     assert f"check: [{len(objects)}/{len(objects)}]" in result.err
-    # carveouts are never applied (#3715); sm_80 and sm_100a cubins do not load on the default H200 profile (209)
-    with_discrepancies = sum(1 for o in objects if "carveout" in o.stem or o.stem == "mixed" or o.stem.startswith(("sm80", "sm100a")))
-    assert f"{len(objects)} objects, {with_discrepancies} with discrepancies or errors" in result.out
+    # carveouts are never applied (#3715); sm_80 and sm_100a exports run on the a100 and b200 profiles
+    with_findings = sum(1 for o in objects if "carveout" in o.stem or o.stem == "mixed")
+    assert f"{len(objects)} objects, {with_findings} with new findings or errors" in result.out
     rows = _summary_rows(result.out)
     assert len(rows) == len(objects)
-    assert rows["cutlass-dsl-4.8.0/x86_64/carveout_25.o"] == ["x86_64", "1", "2", "9", "missing", "x2"]
-    assert rows["cutlass-dsl-4.8.0/aarch64/mixed.o"] == ["aarch64", "2", "4", "9", "missing", "x4"]
-    assert rows["cutlass-dsl-4.8.0/x86_64/plain.o"] == ["x86_64", "1", "0"]
-    assert "MISSING" not in result.out           # the directory view is the summary table
+    assert rows["cutlass-dsl-4.8.0/x86_64/carveout_25.o"] == ["x86_64", "h200", "1", "2", "9", "missing", "x2"]
+    assert rows["cutlass-dsl-4.8.0/aarch64/mixed.o"] == ["aarch64", "h200", "2", "4", "9", "missing", "x4"]
+    assert rows["cutlass-dsl-4.8.0/x86_64/plain.o"] == ["x86_64", "h200", "1", "0"]
+    assert rows["cutlass-dsl-4.8.0/x86_64/sm100a_cluster_2x1x1.o"] == ["x86_64", "b200", "1", "0"]
+    assert rows["cutlass-dsl-4.8.0/aarch64/sm80_carveout_25.o"] == ["aarch64", "a100", "1", "2", "9", "missing", "x2"]
+    assert "MISSING" not in result.out           # the directory view is the summary table, then the findings
+    assert "finding attribute-" in result.out and "209" not in result.out
 
 
 def test_directory_json_is_the_full_result(cli):
@@ -128,17 +131,21 @@ def test_versions_table_is_current():
     (b'{"kernel_cutlass_rotate": {"9": 1e400}}', "attribute value Infinity is not an integer"),   # was exit 4
     (b"\xff\xfe", "Expecting value"),
 ])
-def test_malformed_kernel_info_is_bad_input_naming_the_symbol(cli, tmp_path, text, why):
-    """kernel_info that is not {kernel: {attribute: integer}} is exit 2 with the symbol and the reason, never a check."""
+def test_malformed_kernel_info_is_an_unchecked_finding_naming_the_symbol(cli, tmp_path, text, why):
+    """kernel_info that is not {kernel: {attribute: integer}} is never clean: exit 1 with a finding that says what
+    could not be checked (the symbol and the reason), no attribute rows, and no loader discrepancy."""
     patch = _module(PATCHED / "make_patched.py", "make_patched")
     source = PATCHED.parents[2] / "tests/fixtures/cutlass-dsl-4.8.0/x86_64/carveout_25.o"
     size = len('{"kernel_cutlass_rotate_tensorptrf32gmemalign16o1281_0": {"9": 25}}') + 1
     bad = tmp_path / "bad_kernel_info.o"
     bad.write_bytes(patch.replace_symbol(source, "carveout_25_kernel_info", text.ljust(size - 1) + b"\0"))
     result = cli("check", str(bad))
-    assert result.code == 2, result.out + result.err
-    assert result.out.startswith(f"{bad}: cannot check: carveout_25_kernel_info is not the expected JSON") and "missing" not in result.out
-    assert result.err.startswith(f"emu: error: {bad}: carveout_25_kernel_info is not the expected JSON"), result.err
-    assert why in result.err, result.err
+    assert result.code == 1, result.out + result.err
+    assert result.err == "" and "clean" not in result.out and "MISSING" not in result.out
+    assert "1 finding(s)" in result.out.splitlines()[0]
+    assert "  not checked: carveout_25_kernel_info is not the expected JSON" in result.out and why in result.out
     data = cli("check", "--json", str(bad)).json()["objects"][0]
-    assert data["exit_code"] == 2 and data["checks"] == [] and why in data["error"]
+    assert data["exit_code"] == 1 and data["checks"] == [] and data["discrepancies"] == 0
+    assert data["metadata"] == "unreadable" and why in data["unchecked"]
+    (finding,) = data["findings"]
+    assert finding["kind"] == "unchecked" and why in finding["description"]

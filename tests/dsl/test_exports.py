@@ -90,7 +90,7 @@ def test_check_reports_every_export(arch):
     results = check_file(combined(arch), device_count=2)
     assert [r.prefix for r in results] == sorted(sources(arch))
     for result in results:
-        alone = check_object(sources(arch)[result.prefix], device_count=2)
+        alone = check_object(sources(arch)[result.prefix], device_count=2, key=result.key)   # the same ids under that name
         assert result.model_dump(exclude={"object"}) == alone.model_dump(exclude={"object"})
 
 

@@ -1,0 +1,120 @@
+"""What `check` reports as findings, each with a stable id, and what it could not check.
+
+A finding is one thing a CI gate fails on: an attribute a loader entry does not apply as kernel_info
+asks, a loader entry that returns an error, a loader entry that faults, or an export whose metadata
+cannot be checked against.  Its id is derived from what it is, never from where the object lies on
+this machine, the order of the run or a handle: the object's key (its path under the folder checked,
+or its file name: `object_keys`), its host architecture, the export, and then the kernel, attribute,
+loader entry, device and status (or the entry and its error, the fault's kind and place, the reason the
+metadata cannot be checked).  The same finding in a later run, or in a copy of the folder, has the same id.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from stub_models.enums import CudaError, enum_label
+
+from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel_info
+from ..support.model import Model
+
+Kind = Literal["attribute", "loader", "fault", "unchecked"]
+Metadata = Literal["checked", "none by design (4.3)", "missing", "unreadable", "unknown format", "unknown version"]
+
+
+class Finding(Model):
+    id: str = Field(description="stable id: the same finding in a later run (or a moved folder) has the same id")
+    kind: Kind = Field(description="attribute: a loader entry does not apply what kernel_info asks; loader: a loader "
+                       "entry returned an error; fault: a loader entry stopped; unchecked: the metadata cannot be checked")
+    object: str = Field(description="the object's key: its path under the folder checked, or its file name")
+    export: str | None = Field(description="the export (its prefix)")
+    description: str = Field(description="what the finding is, in words")
+    acknowledged: bool = Field(default=False, description="true when the baseline (--baseline) lists its id")
+
+
+def cuda_error_name(code: int | None) -> str | None:
+    """`NO_KERNEL_IMAGE_FOR_DEVICE` for 209 (stub_models.enums.CudaError, as traces name it); None for a number it lacks."""
+    if code is None:
+        return None
+    try:
+        return CudaError(code).name
+    except ValueError:
+        return None
+
+
+def cuda_error_label(code: int) -> str:
+    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values."""
+    return enum_label(CudaError, code)
+
+
+def finding_id(kind: str, *identity: object) -> str:
+    """`attribute-3f9a1c2b7d4e`: the kind and a digest of what identifies the finding."""
+    text = json.dumps([kind, *identity], separators=(",", ":"))
+    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def object_keys(given: list[str], objects: list[str]) -> list[str]:
+    """Each object's key: its path (with `/`) relative to the deepest folder holding every path given (a
+    folder given counts as itself, a file as its folder): `x86_64/carveout_25.o` for `check exports/`,
+    `carveout_25.o` for `check exports/x86_64/carveout_25.o`, wherever `exports/` lies."""
+    folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in given]
+    if not folders:
+        return []
+    try:
+        root = os.path.commonpath(folders)
+    except ValueError:                      # different drives: no common folder, each object by its file name
+        return [os.path.basename(o) for o in objects]
+    return [os.path.relpath(os.path.abspath(o), root).replace(os.sep, "/") for o in objects]
+
+
+def metadata_state(export, image) -> tuple[Metadata, str | None]:
+    """Whether the export's metadata can be checked against, and if not, why (in words)."""
+    prefix = export.prefix
+    if export.format == "unknown":
+        return "unknown format", ("the export's format is unknown, so its loaders were not run: "
+                                  + UNKNOWN_CONVENTION.format(symbol=f"{prefix}_cuda_load", prefix=prefix))
+    if export.format == "4.3":
+        return "none by design (4.3)", without_kernel_info(prefix)
+    if export.kernel_info_error:
+        return "unreadable", f"{export.kernel_info_error}; what each kernel needs cannot be checked"
+    if f"{prefix}_kernel_info" not in image.data_symbols:
+        return "missing", (f"no {prefix}_kernel_info in the object, although its format (4.4 and later) carries one: "
+                           "what each kernel needs cannot be checked; checked: only what each loader returned")
+    if export.version is not None and export.version not in KNOWN_VERSIONS:
+        return "unknown version", (f"{prefix}_version is {export.version!r}, not one emu knows "
+                                   f"({', '.join(KNOWN_VERSIONS)}): kernel_info may not mean what emu reads it as")
+    return "checked", None
+
+
+def object_findings(result) -> list[Finding]:
+    """Every finding of one checked export (an `ObjectCheck` without an error), in report order."""
+    key, export, arch = result.key, result.prefix, result.arch
+    where = f"{key} ({export})"
+    found = []
+
+    def add(kind: str, identity: tuple, description: str) -> None:
+        found.append(Finding(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key, export=export,
+                             description=f"{where}: {description}"))
+
+    if result.metadata not in ("checked", "none by design (4.3)"):
+        add("unchecked", (result.metadata,), f"not checked: {result.unchecked}")
+    for loader in result.loaders:
+        if loader.fault is not None:
+            add("fault", (loader.entry, loader.device, loader.fault_kind, loader.fault_location),
+                f"{loader.entry} stopped: {loader.fault}")
+        elif loader.returned != 0:
+            add("loader", (loader.entry, loader.device, loader.returned),
+                f"{loader.entry} returned {cuda_error_label(loader.returned)} on profile {result.profile}")
+    for check in result.checks:
+        if check.status != "ok":
+            attribute = f"{check.attribute} {check.attribute_name or '?'}"
+            did = (f"does not apply {attribute}={check.expected}, which kernel_info asks" if check.status == "missing"
+                   else f"applies {attribute}={check.applied} where kernel_info asks {check.expected}")
+            error = f", its setter returned {cuda_error_label(check.error)}" if check.error is not None else ""
+            add("attribute", (check.kernel, check.attribute, check.entry, check.device, check.status),
+                f"{check.entry} {did} for {check.kernel} on device {check.device} ({check.status}{error})")
+    return found

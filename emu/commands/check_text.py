@@ -1,0 +1,107 @@
+"""The text `python -m emu check` prints: each export's rows, the directory summary, the findings with
+their ids, and what the baseline acknowledged or found stale."""
+from __future__ import annotations
+
+from ..errors import EXIT_OK
+from .baseline import REFRESH, BaselineReport
+from .check import CheckResult, ObjectCheck, discrepancy_summary, loader_outcome
+from .check_findings import Finding, cuda_error_label
+
+PROFILE_SOURCES = {"chosen": "chosen: its device runs the GPU binary", "given": "given",
+                   "default": "default: no profile emu has runs the GPU binary"}
+
+
+def table(headers: list[str], rows: list[list[str]], indent: str = "") -> list[str]:
+    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
+    line = lambda cells: indent + "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def verdict(result: ObjectCheck) -> str:
+    """`clean` only when kernel_info was checked and nothing is wrong; never for metadata that was not checked."""
+    if result.findings:
+        acknowledged = sum(f.acknowledged for f in result.findings)
+        return f"{len(result.findings)} finding(s)" + (f", {acknowledged} acknowledged" if acknowledged else "")
+    if result.metadata == "checked":
+        return "clean"
+    return "loaders ok; attributes not checked (a 4.3 export carries no kernel_info)"
+
+
+def show_object(result: ObjectCheck, baseline: bool = False) -> list[str]:
+    if result.error:
+        return [f"{result.object}: cannot check: {result.error}"]
+    head = (f"{result.object} ({result.arch}, prefix {result.prefix}, profile {result.profile} "
+            f"({PROFILE_SOURCES[result.profile_source]}), {result.device_count} device(s)): ")
+    lines = [head + verdict(result)]
+    lines += [f"  {loader_outcome(l)}" + (f": {l.fault}" if l.fault else "") for l in result.loaders if l.returned != 0]
+    if result.unchecked:
+        lines.append(f"  not checked: {result.unchecked}")
+    rows = [[c.kernel, f"{c.attribute} {c.attribute_name or '?'}", c.entry, str(c.expected), _shown(c.applied, c.error),
+             _shown(c.state), c.status.upper() if c.status != "ok" else "ok"]
+            for c in result.checks]
+    if rows:
+        lines += table(["kernel", "attribute", "entry", "expected", "applied", "state", "status"], rows, "  ")
+    elif result.metadata == "checked":
+        lines.append("  kernel_info asks nothing to compare")
+    lines += [f"  {line}" for line in show_findings(result.findings, baseline)]
+    return lines
+
+
+def _shown(value: int | None, error: int | None = None) -> str:
+    if value is not None:
+        return str(value)
+    return "missing" if error is None else f"missing (error {cuda_error_label(error)})"
+
+
+def show_findings(findings: list[Finding], baseline: bool) -> list[str]:
+    """`finding attribute-3f9a1c2b7d4e: ...`, marked NEW or acknowledged when a baseline was read."""
+    def mark(finding: Finding) -> str:
+        return ("acknowledged" if finding.acknowledged else "NEW") if baseline else "finding"
+    return [f"{mark(f)} {f.id}: {f.description}" for f in findings]
+
+
+def show_summary(result: CheckResult, with_findings: bool = True) -> list[str]:
+    files = [o.object for o in result.objects]
+    shown = lambda o: f"{o.object} ({o.prefix})" if files.count(o.object) > 1 else o.object     # noqa: E731 - an export of several
+    rows = [[shown(o), o.arch or "-", o.profile, str(len(o.kernels)), "error" if o.error else str(o.discrepancies),
+             _details(o)] for o in result.objects]
+    bad = sum(1 for o in result.objects if o.exit_code != EXIT_OK)
+    counted = (f"{len(files)} objects" if len(set(files)) == len(files)
+               else f"{len(files)} exports in {len(set(files))} objects")
+    findings = [f for o in result.objects for f in o.findings]
+    lines = table(["object", "arch", "profile", "kernels", "discrepancies", "details"], rows)
+    if findings and with_findings:
+        lines += ["", "findings:"] + [f"  {line}" for line in show_findings(findings, result.baseline is not None)]
+    return lines + ["", f"{counted}, {bad} with new findings or errors"]
+
+
+def _details(result: ObjectCheck) -> str:
+    if result.error or result.metadata == "checked":
+        return discrepancy_summary(result)
+    return ", ".join(filter(None, [f"not checked ({result.metadata})", discrepancy_summary(result)]))
+
+
+def show_baseline(report: BaselineReport) -> list[str]:
+    """What the baseline acknowledged, and loudly, each stale entry (its finding no longer appears)."""
+    lines = [f"baseline {report.file}: {report.acknowledged} acknowledged finding(s), {report.new} new"]
+    if report.stale:
+        lines.append(f"{len(report.stale)} acknowledged finding(s) no longer appear (the upstream fix landed, or the "
+                     f"object changed): this check fails until the baseline is written again ({REFRESH}):")
+        lines += [f"  STALE {entry.id}: {entry.description}" for entry in report.stale]
+    if report.not_checked:
+        lines.append(f"{len(report.not_checked)} baseline entr(ies) of objects this run did not check (no effect):")
+        lines += [f"  not checked {entry.id}: {entry.description}" for entry in report.not_checked]
+    return lines
+
+
+def show_check(result: CheckResult, directories: bool) -> list[str]:
+    """Every row of each object; for a directory, the summary table alone; then the baseline's report."""
+    lines = []
+    if not directories:
+        for obj in result.objects:
+            lines += show_object(obj, result.baseline is not None)
+    if directories or len(result.objects) > 1:
+        lines += ([""] if lines else []) + show_summary(result, with_findings=directories)   # else under each object
+    if result.baseline is not None:
+        lines += [""] + show_baseline(result.baseline)
+    return lines
