@@ -9,9 +9,9 @@ A small JSON file the project commits (`check --write-baseline FILE` writes it):
 Each entry carries the finding's stable id (emu.commands.check_findings) and its description; `object`
 and `export` say where it was found, and `note` is the project's own word on why it is accepted (kept
 when the baseline is written again).  `check --baseline FILE` shows the findings the file lists as
-acknowledged and does not fail on them; an entry of an object checked whose finding no longer appears is
-stale (the upstream fix landed) and fails the check until the baseline is written again; an entry of an
-object this run did not check is listed as not checked and changes nothing.
+acknowledged and does not fail on them; an entry whose finding no longer appears is stale (the upstream
+fix landed, the object changed or is gone, or it was not among the paths checked) and fails the check
+until the baseline is written again: left in place, it would acknowledge the same bug coming back.
 """
 from __future__ import annotations
 
@@ -48,9 +48,8 @@ class BaselineReport(Model):
     file: str = Field(description="the baseline file read")
     acknowledged: int = Field(description="findings of this run that the baseline lists (shown, not failing)")
     new: int = Field(description="findings of this run that it does not list (failing)")
-    stale: list[BaselineEntry] = Field(description="entries of objects checked whose finding no longer appears (the "
-                                       "upstream fix landed): the check fails until the baseline is written again")
-    not_checked: list[BaselineEntry] = Field(description="entries of objects this run did not check (no effect)")
+    stale: list[BaselineEntry] = Field(description="entries whose finding no longer appears (the upstream fix landed, "
+                                       "or the object is not checked): the check fails until the baseline is written again")
 
 
 def read_baseline(path: str) -> Baseline:
@@ -82,22 +81,17 @@ def read_baseline(path: str) -> Baseline:
 
 def apply_baseline(baseline: Baseline, file: str, results: list) -> BaselineReport:
     """Mark each finding of `results` (ObjectChecks) the baseline lists as acknowledged; say which entries are stale."""
-    listed = {entry.id: entry for entry in baseline.findings}
-    found, checked = set(), set()
+    listed = {entry.id for entry in baseline.findings}
+    found = set()
     acknowledged = new = 0
     for result in results:
-        if result.error is not None:
-            continue
-        checked.add(result.key)
         for finding in result.findings:
             found.add(finding.id)
             finding.acknowledged = finding.id in listed
             acknowledged += finding.acknowledged
             new += not finding.acknowledged
-    unmatched = [entry for entry in baseline.findings if entry.id not in found]
-    stale = [entry for entry in unmatched if entry.object is None or entry.object in checked]
-    return BaselineReport(file=file, acknowledged=acknowledged, new=new, stale=stale,
-                          not_checked=[entry for entry in unmatched if entry not in stale])
+    return BaselineReport(file=file, acknowledged=acknowledged, new=new,
+                          stale=[entry for entry in baseline.findings if entry.id not in found])
 
 
 def write_baseline(path: str, results: list) -> int:

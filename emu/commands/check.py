@@ -236,21 +236,21 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
     fault = entry.fault
     return build_record(LoaderEntry, dict(
         entry=label, device=device, returned=entry.returned, returned_name=cuda_error_name(entry.returned),
-        fault=f"{fault.kind}: {_fault_message(fault.kind, fault.message)}" if fault else None,
+        fault=f"{fault.kind}: {_fault_message(fault.kind, fault.message, run.object)}" if fault else None,
         fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets))
 
 
 SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
 MISSING_STUB_HINT = ("; under check: `--missing-symbols return_zero` lets such a call return 0 and checks the rest, "
-                     "`python -m emu inspect OBJECT` lists which undefined symbols have a stub, and a symbol the "
+                     "`python -m emu inspect {path}` lists which undefined symbols have a stub, and a symbol the "
                      "CUDA runtime exports that emu lacks is worth reporting to emu")
 
 
-def _fault_message(kind: str, message: str) -> str:
+def _fault_message(kind: str, message: str, path: str) -> str:
     """The fault's message, with what a `check` user can do about a missing stub (not the scenario's setting)."""
     if kind != "missing_stub":
         return message
-    return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT
+    return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT.format(path=path)
 
 
 def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,

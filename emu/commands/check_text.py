@@ -33,7 +33,8 @@ def show_object(result: ObjectCheck, baseline: bool = False) -> list[str]:
     head = (f"{result.object} ({result.arch}, prefix {result.prefix}, profile {result.profile} "
             f"({PROFILE_SOURCES[result.profile_source]}), {result.device_count} device(s)): ")
     lines = [head + verdict(result)]
-    lines += [f"  {loader_outcome(l)}" + (f": {l.fault}" if l.fault else "") for l in result.loaders if l.returned != 0]
+    lines += [f"  {l.entry} stopped: {l.fault}" if l.fault else f"  {loader_outcome(l)}"
+              for l in result.loaders if l.returned != 0]
     if result.unchecked:
         lines.append(f"  not checked: {result.unchecked}")
     rows = [[c.kernel, f"{c.attribute} {c.attribute_name or '?'}", c.entry, str(c.expected), _shown(c.applied, c.error),
@@ -86,11 +87,9 @@ def show_baseline(report: BaselineReport) -> list[str]:
     lines = [f"baseline {report.file}: {report.acknowledged} acknowledged finding(s), {report.new} new"]
     if report.stale:
         lines.append(f"{len(report.stale)} acknowledged finding(s) no longer appear (the upstream fix landed, or the "
-                     f"object changed): this check fails until the baseline is written again ({REFRESH}):")
+                     "object changed, is gone or was not among the paths checked): this check fails until the baseline "
+                     f"is written again ({REFRESH}, with the paths it was written for):")
         lines += [f"  STALE {entry.id}: {entry.description}" for entry in report.stale]
-    if report.not_checked:
-        lines.append(f"{len(report.not_checked)} baseline entr(ies) of objects this run did not check (no effect):")
-        lines += [f"  not checked {entry.id}: {entry.description}" for entry in report.not_checked]
     return lines
 
 
