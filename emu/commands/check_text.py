@@ -84,7 +84,8 @@ def _details(result: ObjectCheck) -> str:
 
 def show_baseline(report: BaselineReport) -> list[str]:
     """What the baseline acknowledged, and loudly, each stale entry (its finding no longer appears)."""
-    lines = [f"baseline {report.file}: {report.acknowledged} acknowledged finding(s), {report.new} new"]
+    lines = [f"baseline {report.file}: {report.acknowledged} acknowledged finding(s), {report.new} new, "
+             f"{len(report.stale)} stale"]
     if report.stale:
         lines.append(f"{len(report.stale)} acknowledged finding(s) no longer appear (the upstream fix landed, or the "
                      "object changed, is gone or was not among the paths checked): this check fails until the baseline "
