@@ -29,7 +29,8 @@ from ..dsl.entries import EntrySpec, loaders_for_devices
 from ..dsl.exports import choose
 from ..errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .baseline import Baseline, BaselineReport, apply_baseline
-from .check_findings import Finding, Metadata, cuda_error_label, cuda_error_name, metadata_state, object_findings
+from .check_findings import (Finding, Metadata, cuda_error_label, cuda_error_name, fault_message, metadata_state,
+                             object_findings)
 from ..cache.loaded import load_image
 from ..support.hotpath import build_record
 from ..support.model import Model, empty_list
@@ -236,21 +237,8 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
     fault = entry.fault
     return build_record(LoaderEntry, dict(
         entry=label, device=device, returned=entry.returned, returned_name=cuda_error_name(entry.returned),
-        fault=f"{fault.kind}: {_fault_message(fault.kind, fault.message, run.object)}" if fault else None,
+        fault=f"{fault.kind}: {fault_message(fault.kind, fault.message, run.object)}" if fault else None,
         fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets))
-
-
-SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
-MISSING_STUB_HINT = ("; under check: `--missing-symbols return_zero` lets such a call return 0 and checks the rest, "
-                     "`python -m emu inspect {path}` lists which undefined symbols have a stub, and a symbol the "
-                     "CUDA runtime exports that emu lacks is worth reporting to emu")
-
-
-def _fault_message(kind: str, message: str, path: str) -> str:
-    """The fault's message, with what a `check` user can do about a missing stub (not the scenario's setting)."""
-    if kind != "missing_stub":
-        return message
-    return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT.format(path=path)
 
 
 def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,

@@ -51,6 +51,20 @@ def cuda_error_label(code: int) -> str:
     return enum_label(CudaError, code)
 
 
+SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
+UNDER_CHECK = "; under check: "
+MISSING_STUB_HINT = (UNDER_CHECK + "`--missing-symbols return_zero` lets such a call return 0 and checks the rest, "
+                     "`python -m emu inspect {path}` lists which undefined symbols have a stub, and a symbol the "
+                     "CUDA runtime exports that emu lacks is worth reporting to emu")
+
+
+def fault_message(kind: str, message: str, path: str) -> str:
+    """The fault's message, with what a `check` user can do about a missing stub (not the scenario's setting)."""
+    if kind != "missing_stub":
+        return message
+    return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT.format(path=path)
+
+
 def finding_id(kind: str, *identity: object) -> str:
     """`attribute-3f9a1c2b7d4e`: the kind and a digest of what identifies the finding."""
     text = json.dumps([kind, *identity], separators=(",", ":"))
@@ -105,7 +119,7 @@ def object_findings(result) -> list[Finding]:
     for loader in result.loaders:
         if loader.fault is not None:
             add("fault", (loader.entry, loader.device, loader.fault_kind, loader.fault_location),
-                f"{loader.entry} stopped: {loader.fault}")
+                f"{loader.entry} stopped: {loader.fault.split(UNDER_CHECK)[0]}")   # what it is, not what to do
         elif loader.returned != 0:
             add("loader", (loader.entry, loader.device, loader.returned),
                 f"{loader.entry} returned {cuda_error_label(loader.returned)} on profile {result.profile}")
