@@ -76,10 +76,15 @@ def show_summary(result: CheckResult, with_findings: bool = True) -> list[str]:
     return lines + ["", f"{counted}, {bad} with new findings or errors"]
 
 
+UNCHECKED = {"none by design (4.3)": "attributes not checked: a 4.3 export has no kernel_info",
+             "missing": "NOT CHECKED: no kernel_info", "unreadable": "NOT CHECKED: kernel_info unreadable",
+             "unknown format": "NOT CHECKED: unknown export format", "unknown version": "UNKNOWN VERSION"}
+
+
 def _details(result: ObjectCheck) -> str:
     if result.error or result.metadata == "checked":
         return discrepancy_summary(result)
-    return ", ".join(filter(None, [f"not checked ({result.metadata})", discrepancy_summary(result)]))
+    return ", ".join(filter(None, [UNCHECKED[result.metadata], discrepancy_summary(result)]))
 
 
 def show_baseline(report: BaselineReport) -> list[str]:

@@ -92,6 +92,9 @@ def test_a_44_export_without_kernel_info_is_never_clean(cli, tmp_path):
     obj = cli("check", "--json", path).json()["objects"][0]
     assert obj["metadata"] == "missing" and obj["checks"] == [] and obj["discrepancies"] == 0
     assert [f["kind"] for f in obj["findings"]] == ["unchecked"] and obj["exit_code"] == 1
+    summary = cli("check", str(tmp_path))
+    assert summary.code == 1 and "NOT CHECKED: no kernel_info" in summary.out
+    assert "1 objects, 1 with new findings or errors" in summary.out
 
 
 def test_an_export_of_unknown_format_is_a_finding_and_its_loaders_are_not_run(cli, tmp_path):
@@ -124,6 +127,16 @@ def test_a_43_export_says_it_carries_no_kernel_info_and_passes(cli):
     assert "not checked: no two_kernels_kernel_info in the object (4.3-format exports" in result.out
     obj = cli("check", "--json", path).json()["objects"][0]
     assert (obj["metadata"], obj["findings"], obj["exit_code"]) == ("none by design (4.3)", [], 0)
+    summary = cli("check", str(Path(path).parent))
+    assert summary.code == 0 and "clean" not in summary.out
+    assert summary.out.count("attributes not checked: a 4.3 export has no kernel_info") == len(list(Path(path).parent.glob("*.o")))
+
+
+def test_every_metadata_state_has_its_words_in_the_summary():
+    from typing import get_args
+    from emu.commands.check_findings import Metadata
+    from emu.commands.check_text import UNCHECKED
+    assert set(UNCHECKED) == set(get_args(Metadata)) - {"checked"}
 
 
 def _module_make_patched():
