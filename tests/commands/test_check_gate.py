@@ -54,6 +54,20 @@ def test_each_export_of_an_object_gets_its_own_profile(cli):
     assert data["device_count"] is None and data["exit_code"] == 1
 
 
+def test_the_real_world_exports_fail_only_on_a_profile_that_cannot_run_them(cli):
+    """Issue 31: every real-world export (54 of them) flagged on the default h200 profile was a 209, none a loader
+    problem; each on the profile that runs it is clean."""
+    folder = str(FIXTURES / "realworld")
+    chosen = cli("check", "--json", folder).json()
+    assert chosen["exit_code"] == 0 and all(o["findings"] == [] and o["profile_source"] == "chosen" for o in chosen["objects"])
+    assert {o["profile"] for o in chosen["objects"]} == {"h200", "a100", "b200"}
+    forced = cli("check", "--json", "--profile", "h200", folder).json()
+    flagged = [o for o in forced["objects"] if o["findings"]]
+    assert flagged and {o["profile"] for o in chosen["objects"] if o["key"] in {f["key"] for f in flagged}} == {"a100", "b200"}
+    assert {(f["kind"], f["description"].split(" returned ")[1]) for o in flagged for f in o["findings"]} == {
+        ("loader", f"{NO_KERNEL_IMAGE} on profile h200")}
+
+
 def test_an_export_without_a_binary_a_profile_runs_gets_the_default():
     image, (export,) = load_image(fixture("x86_64", "carveout_25"))
     assert pick_profile(image, export, None) == ("h200", "chosen")
