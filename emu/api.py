@@ -36,10 +36,13 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     `RuntimeConfig` or a mapping of its fields (the scenario's `runtime:` block). `launch_args`
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
     `export` names the export to run in an object that holds several (`exports(path)` lists them).
+
+    An export whose format or metadata emu does not know is run, and flagged: the returned run's
+    `format_warning` says why, and an `emu.errors.UnknownFormatWarning` is issued (`run_scenario` refuses such an export).
     """
     from .cuda.config import RuntimeConfig
     from .dsl.entries import EntrySpec, loaders_for_devices
-    from .run.session import run_object
+    from .run.session import EntryNotRun, run_object
     from .cuda.profile import load_profile
 
     config = _model(RuntimeConfig, runtime, "runtime")
@@ -51,7 +54,21 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
         specs = [_model(EntrySpec, entry, "entries") for entry in entries]
     if launch_args is not None:
         specs = [_with_launch_args(spec, launch_args) for spec in specs]
-    return run_object(os.fspath(path), config, specs, export=export)
+    try:
+        run = run_object(os.fspath(path), config, specs, export=export)
+    except EntryNotRun as stopped:
+        _flag(stopped.run)
+        raise
+    _flag(run)
+    return run
+
+
+def _flag(run: "ObjectRun") -> None:
+    if run.format_warning:
+        import warnings
+        from .commands.render import format_warning
+        from .errors import UnknownFormatWarning
+        warnings.warn(f"{run.object}: {format_warning(run)}", UnknownFormatWarning, stacklevel=3)
 
 
 def exports(path: PathLike) -> list[str]:

@@ -124,8 +124,10 @@ def _trace(args) -> int:
 
     runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     launch_args = launch_args_from_cli(args.arg, args.args)
+    import warnings
     from ..api import trace
-    from .render import show_run
+    from ..errors import UnknownFormatWarning
+    from .render import format_warning, show_run
     from ..run.session import EntryNotRun
 
     from ..cache.loaded import load_image
@@ -135,8 +137,10 @@ def _trace(args) -> int:
         _image, exports = load_image(path)
         for export in exports:                  # every export of the object, each on its own runtime
             try:
-                runs.append(trace(path, runtime=runtime, launch_args=launch_args,
-                                  export=export.name if len(exports) > 1 else None))
+                with warnings.catch_warnings():     # flagged below, on stderr and in the output, in emu's words
+                    warnings.simplefilter("ignore", UnknownFormatWarning)
+                    runs.append(trace(path, runtime=runtime, launch_args=launch_args,
+                                      export=export.name if len(exports) > 1 else None))
             except EntryNotRun as reason:       # a launch that cannot be built keeps the loaders' trace
                 runs.append(reason.run)
                 stopped.append(reason)
@@ -145,6 +149,9 @@ def _trace(args) -> int:
     else:
         for run in runs:
             print("\n".join(show_run(run)))
+    for run in runs:                            # flagged, not refused: trace is how one sees what such loaders do
+        if run.format_warning:
+            print(f"emu: warning: {run.object}: {format_warning(run)}", file=sys.stderr)
     for reason in stopped:
         print(f"emu: error: {reason.render()}", file=sys.stderr)
     if stopped:

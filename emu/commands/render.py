@@ -83,6 +83,8 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
 
 def show_run(run: ObjectRun) -> list[str]:
     lines = [f"{run.object} ({run.arch}, prefix {run.prefix})"]
+    if run.format_warning:
+        lines.append(f"  WARNING: {format_warning(run)}")
     position = 0
     for entry in run.entries:
         for call in run.calls[position:entry.first_call]:      # calls made by header code between entries
@@ -98,6 +100,12 @@ def show_run(run: ObjectRun) -> list[str]:
         if entry.fault is not None:
             lines.extend(show_fault_lines(entry.fault))
     return lines
+
+
+def format_warning(run: ObjectRun) -> str:
+    """The one wording of ObjectRun.format_warning, for the text output and stderr alike."""
+    return (f"emu does not know this export's format or metadata: {run.format_warning}; what it recorded may not be "
+            "what the loaders do on a GPU")
 
 
 def show_launch_args(launch: dict) -> str:

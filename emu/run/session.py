@@ -16,7 +16,7 @@ from ..cuda.runtime import CudaRuntime
 from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
 from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
-from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
+from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION, unknown_format
 from ..cache.loaded import load_image
 from ..binary.bindings import bind
 from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
@@ -91,7 +91,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     def result() -> ObjectRun:
         return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
                                             export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
-                                            state=runtime.snapshot()))
+                                            state=runtime.snapshot(),
+                                            format_warning=unknown_format(export, image.data_symbols.__contains__)))
 
     for spec in entries:
         try:

@@ -57,6 +57,10 @@ class ObjectRun(Model):
     entries: list[EntryRun] = Field(description="entries in the order they ran")
     calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")
     state: RuntimeSnapshot = Field(default_factory=RuntimeSnapshot, description="the CUDA runtime model's state after the run")
+    format_warning: str | None = Field(default=None, description="set when emu does not know the export's format or "
+                                       "metadata (an unknown <prefix>_version, no or unreadable kernel_info, a format "
+                                       "the object does not say): why; what this run recorded may not be what the "
+                                       "loaders do on a GPU. Null for every format emu knows")
 
     @property
     def fault(self) -> Fault | None:
