@@ -117,10 +117,15 @@ def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResu
 
 
 def run_scenarios(path: PathLike) -> "list[ScenarioResult]":
-    """Every variant of a scenario file (one for a scenario without a matrix), run and checked."""
+    """Every variant of a scenario file (one for a scenario without a matrix), run and checked; every object is
+    checked before any runs."""
     from .scenario.load import load_scenarios
+    from .scenario.names import check_objects
     from .scenario.runner import run_scenario as run_loaded
-    return [run_loaded(loaded) for loaded in load_scenarios(os.fspath(path))]
+    loaded = load_scenarios(os.fspath(path))
+    for scenario in loaded:
+        check_objects(scenario)
+    return [run_loaded(scenario) for scenario in loaded]
 
 
 def _model(model, value, what: str):

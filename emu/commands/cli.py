@@ -104,7 +104,11 @@ def _run(args) -> int:
     from ..scenario.load import load_scenarios
     loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
     from .report import print_scenario           # the emulator and the report: only once every file is valid
+    from ..scenario.names import check_objects
     from ..scenario.runner import run_scenario
+
+    for scenario in loaded:                      # every object (built if need be) valid before any runs
+        check_objects(scenario)
 
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:

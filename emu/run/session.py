@@ -13,7 +13,7 @@ from ..arch import architecture
 from ..cuda.config import RuntimeConfig
 from ..cuda.loading import library_image
 from ..cuda.runtime import CudaRuntime
-from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
+from ..dsl.entries import DEFAULT_ENTRIES, HEADER_DEVICE_COUNT, KINDS, EntrySpec
 from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION, unknown_format
@@ -176,7 +176,7 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
         return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
     count = runtime.config.device_count
     dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
-                                                        symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
+                                                        symbol=HEADER_DEVICE_COUNT, args={}, outputs={"count": count},
                                                         ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):

@@ -1,5 +1,6 @@
-"""An export whose format or metadata emu does not know: `trace` and the API run it and flag it where it cannot
-be missed (the text, `--json`, stderr, a Python warning), in the words `inspect` uses."""
+"""An export whose format or metadata emu does not know: `run` refuses it (exit 2, before anything runs),
+`trace` and the API run it and flag it where it cannot be missed (the text, `--json`, stderr, a Python
+warning), in the words `inspect` uses."""
 from __future__ import annotations
 
 import re
@@ -12,7 +13,7 @@ from tests.fuzz import elf
 
 import emu
 from emu.commands.inspect import inspect_object
-from emu.errors import UnknownFormatWarning
+from emu.errors import ScenarioError, UnknownFormatWarning
 
 
 def _newer_version(tmp_path):
@@ -36,6 +37,21 @@ CASES = {"version": (_newer_version, "carveout_25_version is '9.9', not the '1.1
                                      "a nvidia-cutlass-dsl release newer than 4.8.1 (an export format emu has not seen)"),
          "kernel_info": (_renamed_kernel_info, "no carveout_25_kernel_info, which every export of nvidia-cutlass-dsl "
                                                "4.4.2-4.8.1 defines: its metadata is of a form emu does not know")}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_run_refuses_it_before_anything_runs(tmp_path, case):
+    make, reason = CASES[case]
+    path = make(tmp_path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"objects:\n  - {ROOT / 'tests/fixtures/cutlass-dsl-4.8.0/x86_64/carveout_75.o'}\n  - {path}\n")
+    result = run_cli("run", str(scenario))
+    assert result.code == 2 and result.out == ""
+    assert result.err.startswith(f"emu: error: {scenario}: line 3: field objects.1: {path}: emu does not know "
+                                 f"this export's format or metadata: {reason}")
+    assert "`run` refuses it" in result.err and len(result.err.strip().splitlines()) == 1
+    with pytest.raises(ScenarioError, match="emu does not know this export's format"):
+        emu.run_scenario(scenario)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -63,6 +79,10 @@ def test_the_wording_is_inspects(tmp_path):
 
 def test_an_export_that_does_not_say_its_format(tmp_path):
     path = _without_slot_names(tmp_path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"objects: [{path}]\nentries: [cuda_init]\n")
+    refused = run_cli("run", str(scenario))
+    assert refused.code == 2 and "the export format is unknown, an unknown nvidia-cutlass-dsl release" in refused.err
     traced = run_cli("trace", "--json", str(path))
     assert traced.code == 2                                       # its cuda_load is refused, as before
     assert traced.json()[0]["format_warning"].startswith("the export format is unknown")
