@@ -117,12 +117,13 @@ def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResu
 
 
 def run_scenarios(path: PathLike) -> "list[ScenarioResult]":
-    """Every variant of a scenario file (one for a scenario without a matrix), run and checked; every object is
-    checked before any runs."""
-    from .scenario.load import load_scenarios
+    """Every variant of a scenario file (one for a scenario without a matrix), run and checked; a folder: every
+    variant of every *.yaml and *.yml under it, sorted (`python -m emu run DIRECTORY`). Every file is loaded and
+    every object checked before any runs."""
+    from .scenario.load import load_scenarios, scenario_files
     from .scenario.names import check_objects
     from .scenario.runner import run_scenario as run_loaded
-    loaded = load_scenarios(os.fspath(path))
+    loaded = [variant for file in scenario_files([os.fspath(path)]) for variant in load_scenarios(file)]
     for scenario in loaded:
         check_objects(scenario)
     return [run_loaded(scenario) for scenario in loaded]

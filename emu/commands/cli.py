@@ -32,7 +32,8 @@ def _parser(with_probe: bool) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m emu", description="Run CuTe DSL AOT export loaders on a CPU emulator.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run scenario files and check their expectations")
-    run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO|DIRECTORY",
+                     help="a scenario file, or a folder: every *.yaml and *.yml under it, sorted")
     run.add_argument("--json", action="store_true", help="print the machine-readable result")
     run.add_argument("--quiet", action="store_true", help="print only the expectation results")
     trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
@@ -101,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from ..scenario.load import load_scenarios
-    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
+    from ..scenario.load import load_scenarios, scenario_files
+    loaded = [variant for path in scenario_files(args.scenarios) for variant in load_scenarios(path)]
     from .report import print_scenario           # the emulator and the report: only once every file is valid
     from ..scenario.names import check_objects
     from ..scenario.runner import run_scenario

@@ -45,6 +45,25 @@ class LoadedScenario:
         return f"{self.path}[{self.variant.id}]" if self.variant.id else self.path
 
 
+SUFFIXES = (".yaml", ".yml")
+
+
+def scenario_files(paths: list[str]) -> list[str]:
+    """The scenario files `paths` name: a file itself, a folder every *.yaml and *.yml under it (sorted), as
+    `check` takes folders of objects; a folder without any is bad input."""
+    found: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(path)
+            continue
+        files = sorted(os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
+                       if name.endswith(SUFFIXES))
+        if not files:
+            raise ScenarioError("the directory holds no *.yaml or *.yml scenario files", path=path)
+        found += files
+    return found
+
+
 def load_scenarios(path: str) -> list[LoadedScenario]:
     """Every variant of a scenario file: one without a `matrix:`, one per combination with one."""
     try:
