@@ -41,8 +41,8 @@ class EntryRun(Model):
     end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
     launch: dict[str, Any] | None = Field(default=None, description="launch only: the arguments it ran with, "
                                           "{signature: header|args_spec, args: {parameter: value as written}, given: [names the "
-                                          "user set], layouts: {tensor: its struct's C fields}, args_file: the "
-                                          "<prefix>.args.json read, or null}")
+                                          "user set], layouts: {tensor: its struct's C fields}, handles: [parameters that are a "
+                                          "stream or a pointer], args_file: the <prefix>.args.json read, or null}")
 
 
 class ObjectRun(Model):

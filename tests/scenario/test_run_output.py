@@ -1,5 +1,7 @@
-"""`python -m emu run` takes folders as `check` does."""
+"""`python -m emu run` takes folders as `check` does; a stream prints one way everywhere."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -29,3 +31,9 @@ def test_a_folder_without_scenarios_is_bad_input(tmp_path):
     assert result.err == f"emu: error: {tmp_path}: the directory holds no *.yaml or *.yml scenario files\n"
     with pytest.raises(ScenarioError, match="holds no"):
         emu.run_scenarios(tmp_path)
+
+
+def test_a_stream_prints_one_way_in_the_launch_arguments_and_the_launch_call():
+    out = run_cli("trace", SEED).out
+    assert re.search(r"args \(header; ~ = default\): x~=\{data=0xd0000000\} stream~=0x5000$", out, re.M)
+    assert "stream=0x5000 " in out and "20480" not in out
