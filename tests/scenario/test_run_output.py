@@ -1,4 +1,5 @@
-"""`python -m emu run` takes folders as `check` does; a stream prints one way everywhere."""
+"""`python -m emu run` takes folders as `check` does; its headers print descriptions whole; a stream prints one
+way everywhere."""
 from __future__ import annotations
 
 import re
@@ -31,6 +32,20 @@ def test_a_folder_without_scenarios_is_bad_input(tmp_path):
     assert result.err == f"emu: error: {tmp_path}: the directory holds no *.yaml or *.yml scenario files\n"
     with pytest.raises(ScenarioError, match="holds no"):
         emu.run_scenarios(tmp_path)
+
+
+def test_a_header_prints_the_description_whole(tmp_path):
+    description = ("The first sentence runs past the end of a line and goes on for quite a while, so that a header "
+                   "cut at a fixed width would end mid-word. The second sentence is here too,\nand the third, after "
+                   "a line break of the YAML block, ends the description.")
+    path = tmp_path / "s.yaml"
+    path.write_text("description: |\n" + "".join(f"  {line}\n" for line in description.splitlines()) + f"objects: [{SEED}]\n")
+    out = run_cli("run", "--quiet", str(path)).out.splitlines()
+    end = next(i for i, line in enumerate(out) if line.endswith("description."))
+    header = out[:end + 1]
+    assert header[0].startswith(f"== {path}: The first sentence") and all(line.startswith("   ") for line in header[1:])
+    assert " ".join(line.strip() for line in header).endswith(" ".join(description.split()))
+    assert all(len(line) <= max(110, len(f"== {path}: ") + 20) for line in header)
 
 
 def test_a_stream_prints_one_way_in_the_launch_arguments_and_the_launch_call():
