@@ -1,5 +1,5 @@
 """`python -m emu run` takes folders as `check` does; its headers print descriptions whole; a stream prints one
-way everywhere."""
+way everywhere; the bundled scenarios cite only files that exist."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ import re
 import pytest
 
 import emu
-from conftest import fixture, run_cli
+from conftest import ROOT, fixture, run_cli
 from emu.errors import ScenarioError
 
 SEED = fixture("x86_64", "carveout_25")
@@ -52,3 +52,13 @@ def test_a_stream_prints_one_way_in_the_launch_arguments_and_the_launch_call():
     out = run_cli("trace", SEED).out
     assert re.search(r"args \(header; ~ = default\): x~=\{data=0xd0000000\} stream~=0x5000$", out, re.M)
     assert "stream=0x5000 " in out and "20480" not in out
+
+
+def test_the_bundled_scenarios_cite_files_that_exist():
+    cited = {}
+    for scenario in sorted((ROOT / "scenarios").glob("*.yaml")):
+        for token in re.findall(r"[\w./-]*\w\.(?:c|txt|py|o|h|yaml|yml|json|md)\b", scenario.read_text()):
+            if "/" in token:
+                cited[(scenario.name, token)] = (scenario.parent / token).exists() or (ROOT / token).exists()
+    assert ("seed_record_loader.yaml", "tests/data/seed/loader_calls.txt") in cited
+    assert [where for where, exists in cited.items() if not exists] == []
