@@ -36,10 +36,13 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     `RuntimeConfig` or a mapping of its fields (the scenario's `runtime:` block). `launch_args`
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
     `export` names the export to run in an object that holds several (`exports(path)` lists them).
+
+    An export whose format or metadata emu does not know is run, and flagged: the returned run's
+    `format_warning` says why, and an `emu.errors.UnknownFormatWarning` is issued (`run_scenario` refuses such an export).
     """
     from .cuda.config import RuntimeConfig
     from .dsl.entries import EntrySpec, loaders_for_devices
-    from .run.session import run_object
+    from .run.session import EntryNotRun, run_object
     from .cuda.profile import load_profile
 
     config = _model(RuntimeConfig, runtime, "runtime")
@@ -51,7 +54,21 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
         specs = [_model(EntrySpec, entry, "entries") for entry in entries]
     if launch_args is not None:
         specs = [_with_launch_args(spec, launch_args) for spec in specs]
-    return run_object(os.fspath(path), config, specs, export=export)
+    try:
+        run = run_object(os.fspath(path), config, specs, export=export)
+    except EntryNotRun as stopped:
+        _flag(stopped.run)
+        raise
+    _flag(run)
+    return run
+
+
+def _flag(run: "ObjectRun") -> None:
+    if run.format_warning:
+        import warnings
+        from .commands.render import format_warning
+        from .errors import UnknownFormatWarning
+        warnings.warn(f"{run.object}: {format_warning(run)}", UnknownFormatWarning, stacklevel=3)
 
 
 def exports(path: PathLike) -> list[str]:
@@ -123,10 +140,16 @@ def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResu
 
 
 def run_scenarios(path: PathLike) -> "list[ScenarioResult]":
-    """Every variant of a scenario file (one for a scenario without a matrix), run and checked."""
-    from .scenario.load import load_scenarios
+    """Every variant of a scenario file (one for a scenario without a matrix), run and checked; a folder: every
+    variant of every *.yaml and *.yml under it, sorted (`python -m emu run DIRECTORY`). Every file is loaded and
+    every object checked before any runs."""
+    from .scenario.load import load_scenarios, scenario_files
+    from .scenario.names import check_objects
     from .scenario.runner import run_scenario as run_loaded
-    return [run_loaded(loaded) for loaded in load_scenarios(os.fspath(path))]
+    loaded = [variant for file in scenario_files([os.fspath(path)]) for variant in load_scenarios(file)]
+    for scenario in loaded:
+        check_objects(scenario)
+    return [run_loaded(scenario) for scenario in loaded]
 
 
 def _model(model, value, what: str):

@@ -56,6 +56,11 @@ class DslNotInstalled(BuildError):
     """A scenario builds its object, and nvidia-cutlass-dsl is not installed (pytest skips it)."""
 
 
+class UnknownFormatWarning(UserWarning):
+    """`emu.trace` ran an export whose format or metadata emu does not know (ObjectRun.format_warning says why);
+    `warnings.simplefilter("error", UnknownFormatWarning)` makes it an exception."""
+
+
 class StubFailure(Exception):
     """A stub could not do its job (an unreadable argument, an unwritable out-pointer): the entry stops with a
     `stub_error` fault, or with the fault kind the exception names (emu.stubs.libc's exit and abort)."""

@@ -57,7 +57,8 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
                         help="print emu's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run scenario files and check their expectations")
-    run.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    run.add_argument("scenarios", nargs="+", metavar="SCENARIO|DIRECTORY",
+                     help="a scenario file, or a folder: every *.yaml and *.yml under it, sorted")
     run.add_argument("--json", action="store_true", help="print the machine-readable result")
     run.add_argument("--quiet", action="store_true", help="print only the expectation results")
     trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
@@ -136,10 +137,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from ..scenario.load import load_scenarios
-    loaded = [variant for path in args.scenarios for variant in load_scenarios(path)]   # validate every file before running any
+    from ..scenario.load import load_scenarios, scenario_files
+    loaded = [variant for path in scenario_files(args.scenarios) for variant in load_scenarios(path)]
     from .report import print_scenario           # the emulator and the report: only once every file is valid
+    from ..scenario.names import check_objects
     from ..scenario.runner import run_scenario
+
+    for scenario in loaded:                      # every object (built if need be) valid before any runs
+        check_objects(scenario)
 
     results = [run_scenario(scenario) for scenario in loaded]
     if args.json:
@@ -159,8 +164,10 @@ def _trace(args) -> int:
 
     runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     launch_args = launch_args_from_cli(args.arg, args.args)
+    import warnings
     from ..api import trace
-    from .render import show_run
+    from ..errors import UnknownFormatWarning
+    from .render import format_warning, show_run
     from ..run.session import EntryNotRun
 
     from ..cache.loaded import load_image
@@ -170,8 +177,10 @@ def _trace(args) -> int:
         _image, exports = load_image(path)
         for export in exports:                  # every export of the object, each on its own runtime
             try:
-                runs.append(trace(path, runtime=runtime, launch_args=launch_args,
-                                  export=export.name if len(exports) > 1 else None))
+                with warnings.catch_warnings():     # flagged below, on stderr and in the output, in emu's words
+                    warnings.simplefilter("ignore", UnknownFormatWarning)
+                    runs.append(trace(path, runtime=runtime, launch_args=launch_args,
+                                      export=export.name if len(exports) > 1 else None))
             except EntryNotRun as reason:       # a launch that cannot be built keeps the loaders' trace
                 runs.append(reason.run)
                 stopped.append(reason)
@@ -180,6 +189,9 @@ def _trace(args) -> int:
     else:
         for run in runs:
             print("\n".join(show_run(run)))
+    for run in runs:                            # flagged, not refused: trace is how one sees what such loaders do
+        if run.format_warning:
+            print(f"emu: warning: {run.object}: {format_warning(run)}", file=sys.stderr)
     for reason in stopped:
         print(f"emu: error: {reason.render()}", file=sys.stderr)
     if stopped:

@@ -83,6 +83,8 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
 
 def show_run(run: ObjectRun) -> list[str]:
     lines = [f"{run.object} ({run.arch}, prefix {run.prefix})"]
+    if run.format_warning:
+        lines.append(f"  WARNING: {format_warning(run)}")
     position = 0
     for entry in run.entries:
         for call in run.calls[position:entry.first_call]:      # calls made by header code between entries
@@ -100,17 +102,25 @@ def show_run(run: ObjectRun) -> list[str]:
     return lines
 
 
+def format_warning(run: ObjectRun) -> str:
+    """The one wording of ObjectRun.format_warning, for the text output and stderr alike."""
+    return (f"emu does not know this export's format or metadata: {run.format_warning}; what it recorded may not be "
+            "what the loaders do on a GPU")
+
+
 def show_launch_args(launch: dict) -> str:
-    """`args (header): a={data=0xd0000000 dynamic_shapes=[128,128]} n=1 stream=0x5000`."""
-    def value(v) -> str:
+    """`args (header): a={data=0xd0000000 dynamic_shapes=[128,128]} n=1 stream=0x5000`: streams and pointers
+    (`handles`) in hex, as the CUDA calls show them (`_cudaLaunchKernelEx(config={... stream=0x5000 ...})`)."""
+    def value(v, handle: bool = False) -> str:
         if isinstance(v, dict):
-            return "{" + " ".join(f"{k}={v[k]:#x}" if k == "data" else f"{k}={value(v[k])}" for k in v) + "}"
+            return "{" + " ".join(f"{k}={value(v[k], k == 'data')}" for k in v) + "}"
         if isinstance(v, list):
             return "[" + ",".join(value(i) for i in v) + "]"
-        return str(v)
+        return f"{v:#x}" if handle and isinstance(v, int) else str(v)
     source = launch.get("signature", "?") + (f", {launch['args_file']}" if launch.get("args_file") else "")
-    given = set(launch.get("given") or ())
-    args = " ".join(f"{name}{'' if name in given else '~'}={value(v)}" for name, v in launch.get("args", {}).items())
+    given, handles = set(launch.get("given") or ()), set(launch.get("handles") or ())
+    args = " ".join(f"{name}{'' if name in given else '~'}={value(v, name in handles)}"
+                    for name, v in launch.get("args", {}).items())
     return f"args ({source}; ~ = default): {args}" if args else f"args ({source}): none"
 
 

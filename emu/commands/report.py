@@ -1,6 +1,7 @@
 """Print a scenario result for people: the trace, then each expectation with its diff."""
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from .render import show_run
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def scenario_lines(result: ScenarioResult, quiet: bool = False) -> list[str]:
-    lines = [f"== {result.scenario}" + (f"[{result.variant}]" if result.variant else "") + (f": {result.description.strip().splitlines()[0]}" if result.description.strip() else "")]
+    lines = header(f"== {result.scenario}" + (f"[{result.variant}]" if result.variant else ""), result.description)
     for run in result.runs:
         lines.extend(show_run(run) if not quiet else [f"{run.object} ({run.arch}, prefix {run.prefix})"])
         for check in (r for r in result.results if r.object == run.object):
@@ -25,6 +26,16 @@ def scenario_lines(result: ScenarioResult, quiet: bool = False) -> list[str]:
     failed = sum(not r.passed for r in result.results)
     lines.append(f"== {verdict}: {len(result.results) - failed} of {len(result.results)} expectations hold")
     return lines
+
+
+def header(title: str, description: str, width: int = 110) -> list[str]:
+    """`== file: description`, the description whole (a YAML block's line breaks joined, never cut), wrapped
+    at word boundaries with the later lines indented under it."""
+    text = " ".join(description.split())
+    if not text:
+        return [title]
+    return textwrap.wrap(f"{title}: {text}", width=max(width, len(title) + 20), subsequent_indent="   ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def print_scenario(result: ScenarioResult, quiet: bool = False) -> None:

@@ -41,6 +41,15 @@ ENTRY_NAMES = tuple(KINDS)
 LOADER_KINDS = tuple(kind for kind in ENTRY_KINDS if kind.symbol)
 EntryName = Literal[ENTRY_NAMES]      # type: ignore[valid-type]
 TAKES_DEVICE = frozenset(kind.name for kind in ENTRY_KINDS if kind.takes_device)
+# module_load runs the packed loaders (emu.run.session._module_load): init, then load_to_device per device (4.4+) or
+# load (4.3); each is recorded under its own name, and the header's device count as a call of module_load's own.
+MODULE_LOAD_RUNS = ("mlir_cuda_init", "mlir_cuda_load_to_device", "mlir_cuda_load")
+HEADER_DEVICE_COUNT = "cudaGetDeviceCount"
+
+
+def recorded_as(entry: str) -> tuple[str, ...]:
+    """The names a run of `entry` records its entry runs under (EntryRun.entry): itself, or what module_load runs."""
+    return MODULE_LOAD_RUNS if entry == "module_load" else (entry,)
 
 
 class EntrySpec(BaseModel):

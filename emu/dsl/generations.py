@@ -52,6 +52,7 @@ FORMATS = {f.name: f for f in (FORMAT_43, FORMAT_44, FORMAT_UNKNOWN)}
 UNKNOWN_CONVENTION = ("cannot tell how {symbol} takes the library: the object has neither the metadata symbols "
                       "of nvidia-cutlass-dsl 4.4 and later ({prefix}_version, _kernel_info, _args_spec: a pointer to "
                       "the library slot) nor the kernel_* slots of 4.3 (the handle by value)")
+UNKNOWN_RELEASES = "an unknown nvidia-cutlass-dsl release (nvidia-cutlass-dsl 4.3.0 or later: 4.2 and earlier cannot export)"
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def recognise(export, obj, header_text: str | None = None) -> Generation:
         releases = "nvidia-cutlass-dsl 4.3.x"
         evidence.append("the 4.3 format, seen in 4.3.5; 4.2 and earlier cannot export, 4.4 changed it")
     elif export.format == "unknown":
-        releases = "an unknown nvidia-cutlass-dsl release (nvidia-cutlass-dsl 4.3.0 or later: 4.2 and earlier cannot export)"
+        releases = UNKNOWN_RELEASES
     else:
         low, high = _range_from_object(export, obj, evidence)
         releases = _range_text(*_narrow_by_header(export.prefix, header_text, low, high, evidence))
@@ -199,3 +200,29 @@ def without_kernel_info(prefix: str) -> str:
     """What `check` can say about an export without `<prefix>_kernel_info` (every 4.3 export)."""
     return (f"no {prefix}_kernel_info in the object (4.3-format exports, from nvidia-cutlass-dsl 4.3.x, carry none): "
             "which attributes each kernel needs cannot be checked; checked: only what each loader returned")
+
+
+def unknown_format(export, defines) -> str | None:
+    """Why emu does not know the format or metadata of `export`, or None when it does.
+
+    `defines(name)` says whether the binary defines data symbol `name`.  Unknown: a format the
+    object does not say (FORMAT_UNKNOWN), a `<prefix>_version` other than KNOWN_VERSIONS (what
+    `inspect` states as "a release newer than ..."), or a 4.4+ export without the metadata every
+    4.4.2 to NEWEST_CHECKED export carries (`_version`, a readable `_kernel_info`).  What a run of it
+    records may not be what its loaders do on a GPU: `run` refuses it, `trace` and the API flag it.
+    """
+    prefix = export.prefix
+    if export.format == "unknown":
+        return (f"the export format is unknown, {UNKNOWN_RELEASES}: "
+                + UNKNOWN_CONVENTION.format(symbol=f"{prefix}_cuda_load", prefix=prefix))
+    if export.version is not None and export.version not in KNOWN_VERSIONS:
+        return (f"{prefix}_version is {export.version!r}, not the {', '.join(map(repr, KNOWN_VERSIONS))} of "
+                f"4.4.2-{NEWEST_CHECKED}: exported by {_range_text(_after(NEWEST_CHECKED), None)}")
+    if export.format == "4.4+":
+        missing = [f"{prefix}_{name}" for name in ("version", "kernel_info") if not defines(f"{prefix}_{name}")]
+        if missing:
+            return (f"no {' or '.join(missing)}, which every export of nvidia-cutlass-dsl 4.4.2-{NEWEST_CHECKED} "
+                    "defines: its metadata is of a form emu does not know")
+        if export.kernel_info_error:
+            return f"{export.kernel_info_error}: its metadata is of a form emu does not know"
+    return None

@@ -13,10 +13,10 @@ from ..arch import architecture
 from ..cuda.config import RuntimeConfig
 from ..cuda.loading import library_image
 from ..cuda.runtime import CudaRuntime
-from ..dsl.entries import DEFAULT_ENTRIES, KINDS, EntrySpec
+from ..dsl.entries import DEFAULT_ENTRIES, HEADER_DEVICE_COUNT, KINDS, EntrySpec
 from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
-from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION
+from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION, unknown_format
 from ..cache.loaded import load_image
 from ..binary.bindings import bind
 from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machine_for
@@ -101,7 +101,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     def result() -> ObjectRun:
         return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
                                             export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
-                                            state=runtime.snapshot()))
+                                            state=runtime.snapshot(),
+                                            format_warning=unknown_format(export, image.data_symbols.__contains__)))
 
     for spec in entries:
         try:
@@ -185,7 +186,7 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
         return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
     count = runtime.config.device_count
     dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
-                                                        symbol="cudaGetDeviceCount", args={}, outputs={"count": count},
+                                                        symbol=HEADER_DEVICE_COUNT, args={}, outputs={"count": count},
                                                         ret=0, injected=False, caller="header Kernel_Module_Load")))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):

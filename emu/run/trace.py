@@ -41,8 +41,8 @@ class EntryRun(Model):
     end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
     launch: dict[str, Any] | None = Field(default=None, description="launch only: the arguments it ran with, "
                                           "{signature: header|args_spec, args: {parameter: value as written}, given: [names the "
-                                          "user set], layouts: {tensor: its struct's C fields}, args_file: the "
-                                          "<prefix>.args.json read, or null}")
+                                          "user set], layouts: {tensor: its struct's C fields}, handles: [parameters that are a "
+                                          "stream or a pointer], args_file: the <prefix>.args.json read, or null}")
 
 
 class ObjectRun(Model):
@@ -57,6 +57,10 @@ class ObjectRun(Model):
     entries: list[EntryRun] = Field(description="entries in the order they ran")
     calls: list[CallRecord] = Field(description="every stub call, in order, across all entries")
     state: RuntimeSnapshot = Field(default_factory=RuntimeSnapshot, description="the CUDA runtime model's state after the run")
+    format_warning: str | None = Field(default=None, description="set when emu does not know the export's format or "
+                                       "metadata (an unknown <prefix>_version, no or unreadable kernel_info, a format "
+                                       "the object does not say): why; what this run recorded may not be what the "
+                                       "loaders do on a GPU. Null for every format emu knows")
 
     @property
     def fault(self) -> Fault | None:

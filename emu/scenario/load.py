@@ -6,15 +6,16 @@ been read and parsed, so that a missing or malformed file is reported without pa
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from .matrix import Variant, substitute, variants
+from .names import check_names
 from .yaml_source import line_of, load_with_lines
 
 if TYPE_CHECKING:
-    from .model import CallPattern, Scenario
+    from .model import Scenario
 
 
 @dataclass
@@ -24,6 +25,7 @@ class LoadedScenario:
     lines: dict
     object_paths: list[str | None]   # files resolved against the scenario's folder; None for an object to build
     variant: Variant = Variant(None, {})
+    checked: set[int] = field(default_factory=set)   # objects emu.scenario.names.check_object found valid
 
     def line(self, *path) -> int | None:
         return line_of(self.lines, path)
@@ -41,6 +43,25 @@ class LoadedScenario:
     def name(self) -> str:
         """The scenario file, with the matrix variant when there is one: `x.yaml[carveout=25]`."""
         return f"{self.path}[{self.variant.id}]" if self.variant.id else self.path
+
+
+SUFFIXES = (".yaml", ".yml")
+
+
+def scenario_files(paths: list[str]) -> list[str]:
+    """The scenario files `paths` name: a file itself, a folder every *.yaml and *.yml under it (sorted), as
+    `check` takes folders of objects; a folder without any is bad input."""
+    found: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(path)
+            continue
+        files = sorted(os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
+                       if name.endswith(SUFFIXES))
+        if not files:
+            raise ScenarioError("the directory holds no *.yaml or *.yml scenario files", path=path)
+        found += files
+    return found
 
 
 def load_scenarios(path: str) -> list[LoadedScenario]:
@@ -83,7 +104,7 @@ def _validated(path: str, data: dict, lines: dict, variant: Variant) -> LoadedSc
         field = ".".join(str(p) for p in loc) or "(top level)"
         raise ScenarioError(f"line {line_of(lines, loc)}: field {field}: invalid value ({type(error).__name__}: {error})", path=path_shown) from None
     _check_ranges(scenario, lines, path_shown)
-    _check_patterns(scenario, lines, path_shown)
+    check_names(scenario, lines, path_shown)
     base = os.path.dirname(os.path.abspath(path))
     object_paths: list[str | None] = []
     for index, ref in enumerate(scenario.objects):
@@ -134,54 +155,3 @@ def _failing_field(data: dict) -> tuple:
                     return (key, index)
         return (key,)
     return ()
-
-
-def _check_patterns(scenario: Scenario, lines: dict, path: str) -> None:
-    """Argument names in call patterns must be the stub model's parameter names."""
-    blocks = [(("expect",), scenario.expect)] + [(("objects", i, "expect"), ref.expect) for i, ref in enumerate(scenario.objects) if ref.expect]
-    for prefix, expect in blocks:
-        groups = [("calls_in_order", expect.calls_in_order), ("calls_any_order", expect.calls_any_order), ("no_calls", expect.no_calls)]
-        if expect.exact_calls:
-            groups.append(("exact_calls.calls", expect.exact_calls.calls))
-        for key, patterns in groups:
-            for index, pattern in enumerate(patterns):
-                _check_pattern(pattern, prefix + tuple(key.split(".")) + (index,), lines, path)
-                if pattern.ret is not None:
-                    _check_enum("CudaError", pattern.ret, prefix + tuple(key.split(".")) + (index, "ret"), lines, path)
-        for name, code in expect.returns.items():
-            _check_enum("CudaError", code, prefix + ("returns", name), lines, path)
-        for index, state in enumerate(expect.state):
-            _check_enum("FuncAttribute", state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
-
-
-def _check_enum(enum_name: str, value, where: tuple, lines: dict, path: str, member: bool = False) -> None:
-    """A name or number the checker will resolve later: resolve it now, so a bad one is an error with a line."""
-    from stub_models import enums
-    enum = getattr(enums, enum_name)
-    try:
-        number = enums.enum_value(enum, value)
-        if member:
-            enum(number)
-    except ValueError as error:
-        raise ScenarioError(f"line {line_of(lines, where)}: field {'.'.join(str(p) for p in where)}: {error}", path=path) from None
-
-
-def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
-    from stub_models import CATALOGUE
-    model = CATALOGUE.get(pattern.symbol)
-    field = ".".join(str(p) for p in where)
-    if model is None:
-        if pattern.args or pattern.outputs:
-            raise ScenarioError(f"line {line_of(lines, where)}: field {field}: {pattern.symbol} has no stub model, so its arguments cannot be matched", path=path)
-        return
-    names = {p.name: p.c for p in model.params()}
-    for name, value in {**pattern.args, **pattern.outputs}.items():
-        if name not in names:
-            raise ScenarioError(f"line {line_of(lines, where + ('args', name))}: field {field}.args.{name}: {pattern.symbol} has no parameter {name!r} (it has {', '.join(names)})", path=path)
-        enum = names[name].enum
-        if enum is not None and isinstance(value, str):
-            from stub_models.enums import enum_value
-            try:
-                enum_value(enum, value)
-            except ValueError as error:
-                raise ScenarioError(f"line {line_of(lines, where + ('args', name))}: field {field}.args.{name}: {error}", path=path) from None

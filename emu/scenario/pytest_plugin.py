@@ -1,6 +1,8 @@
-"""pytest plugin: every scenarios/**/*.yaml becomes test items, one per object.
+"""pytest plugin: every emu scenario becomes test items, one per object (and matrix variant).
 
-Registered through the `pytest11` entry point.  A failure shows the scenario file and
+Registered through the `pytest11` entry point.  Collected: any `.yaml`/`.yml` file given on the command
+line (`pytest path/to/loader.yaml`), and every one under the folders the `emu_scenario_dirs` ini option
+names (see `SCENARIO_DIRS_HELP`; default: every folder called `scenarios`).  A failure shows the scenario file and
 line of each failed expectation with its diff.  A scenario marked `upstream_bug` is an
 expected failure only when it fails exactly as the bug says (`upstream_bug.fails`: those
 expectations fail, every other one holds, every entry returns): that failure is raised as
@@ -17,17 +19,34 @@ import pytest
 from ..errors import EmuError
 
 
+SCENARIO_DIRS_HELP = ("emu: folders whose *.yaml and *.yml files (at any depth) are emu scenarios, one per line: a "
+                     "plain name matches every folder so called (default: scenarios), a path with a / is one folder, "
+                     "relative to the ini file's folder (rootdir without one). A .yaml file given on the command line "
+                     "is collected wherever it is.")
+
+
 def pytest_addoption(parser) -> None:
-    parser.addini("emu_scenario_dirs", "folder names whose *.yaml files are emu scenarios", type="linelist", default=["scenarios"])
+    parser.addini("emu_scenario_dirs", SCENARIO_DIRS_HELP, type="linelist", default=["scenarios"])
 
 
 def pytest_collect_file(parent, file_path):
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    folders = parent.config.getini("emu_scenario_dirs")
-    if not any(part in folders for part in file_path.parts[:-1]):
-        return None
-    return ScenarioFile.from_parent(parent, path=file_path)
+    if parent.session.isinitpath(file_path) or in_scenario_dirs(parent.config, file_path):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def in_scenario_dirs(config, file_path) -> bool:
+    """Whether `file_path` lies under a folder `emu_scenario_dirs` names (a name anywhere, or a path from the ini's folder)."""
+    base = config.inipath.parent if config.inipath else config.rootpath
+    for entry in config.getini("emu_scenario_dirs"):
+        folder = entry.strip().rstrip("/")
+        if "/" not in folder and folder in file_path.parts[:-1]:
+            return True
+        if "/" in folder and (base / folder).resolve() in file_path.resolve().parents:
+            return True
+    return False
 
 
 class ScenarioFile(pytest.File):

@@ -10,6 +10,7 @@ from ..run.session import run_object
 from ..run.trace import ObjectRun
 from .expect import Checker, ExpectationResult
 from .load import LoadedScenario
+from .names import check_objects
 from .model import Expectations
 
 EXPECTATION_KINDS = ("calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "state", "fault")
@@ -31,8 +32,10 @@ class ScenarioResult(BaseModel):
 
 
 def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioResult:
-    """Run every object of the scenario (or just object number `only`) and check expectations."""
+    """Run every object of the scenario (or just object number `only`) and check expectations; a name that does
+    not exist or an export emu does not know is a ScenarioError before any object runs (emu.scenario.names)."""
     scenario = loaded.scenario
+    check_objects(loaded, only)                 # every name and export valid before anything runs
     runs, results = [], []
     for index, ref in enumerate(scenario.objects):
         if only is not None and index != only:

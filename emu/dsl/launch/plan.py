@@ -79,7 +79,11 @@ def launch_plan(site: LaunchSite, given: dict[str, Any] | None = None) -> Launch
     return LaunchPlan(signature, values,
                       {"signature": signature.source, "args": shown(signature, values), "given": sorted(merged),
                        "layouts": {p.name: p.tensor.describe() for p in signature.params if p.tensor is not None},
+                       "handles": [p.name for p in signature.params if p.kind in HANDLE_KINDS],
                        "args_file": os.path.basename(args_file) if os.path.isfile(args_file) else None})
+
+
+HANDLE_KINDS = ("stream", "pointer")     # values that are addresses or handles: shown in hex, as CUDA calls show them
 
 
 def _read_from_code(signature: LaunchSignature, launch_function: str | None, probe: CodeProbe | None,
