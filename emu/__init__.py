@@ -8,10 +8,10 @@ The public Python API (see the README): `emu.trace`, `emu.inspect`, `emu.check`,
 from __future__ import annotations
 
 TYPE_CHECKING = False      # as typing.TYPE_CHECKING (type checkers read it so), without importing typing at start-up
-from .errors import BadInput, BuildError, DslNotInstalled, EmuError, ObjectFormatError, ScenarioError
+from .errors import BadInput, BuildError, DslNotInstalled, EmuError, ObjectFormatError, ScenarioError, UnknownFormatWarning
 
 if TYPE_CHECKING:
-    from .api import check, inspect, run_scenario, run_scenarios, trace
+    from .api import check, exports, inspect, run_scenario, run_scenarios, trace
     from .cuda.config import RuntimeConfig
     from .dsl.entries import EntrySpec
     from .commands.inspect import InspectResult as Inspection
@@ -20,13 +20,13 @@ if TYPE_CHECKING:
     from .scenario.runner import ScenarioResult
 
 __version__ = "0.1.0"
-__all__ = ["trace", "inspect", "check", "run_scenario", "run_scenarios",
+__all__ = ["trace", "exports", "inspect", "check", "run_scenario", "run_scenarios",
            "ObjectRun", "Inspection", "CheckResult", "ScenarioResult", "RuntimeConfig", "EntrySpec",
-           "EmuError", "BadInput", "ObjectFormatError", "ScenarioError", "BuildError", "DslNotInstalled"]
+           "EmuError", "BadInput", "ObjectFormatError", "ScenarioError", "BuildError", "DslNotInstalled", "UnknownFormatWarning"]
 
 # The API functions and result models are imported on first use: `import emu` (which every
 # `python -m emu` does first, server or not) should not pay for typing or pydantic.
-_LAZY = {"trace": ("api", "trace"), "inspect": ("api", "inspect"), "check": ("api", "check"),
+_LAZY = {"trace": ("api", "trace"), "exports": ("api", "exports"), "inspect": ("api", "inspect"), "check": ("api", "check"),
            "run_scenario": ("api", "run_scenario"), "run_scenarios": ("api", "run_scenarios"),
            "ObjectRun": ("run.trace", "ObjectRun"), "Inspection": ("commands.inspect", "InspectResult"),
            "CheckResult": ("commands.check", "CheckResult"), "ScenarioResult": ("scenario.runner", "ScenarioResult"),
