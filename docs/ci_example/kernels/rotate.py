@@ -1,0 +1,1 @@
+../../../scenarios/kernels/rotate.py
