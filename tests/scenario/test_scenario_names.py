@@ -128,8 +128,10 @@ def test_the_api_refuses_the_same_way(tmp_path):
         emu.run_scenario(path)
 
 
-needs_dsl = pytest.mark.skipif(__import__("emu.build.cache", fromlist=["x"]).dsl_version() != "4.8.0",
-                               reason="builds with nvidia-cutlass-dsl 4.8.0")
+# Any release the dsl extra accepts names the kernel alike (the committed fixtures of 4.6.0 to 4.8.1 do); CI
+# installs the newest, so this must not ask for one release.
+needs_dsl = pytest.mark.skipif(__import__("emu.build.cache", fromlist=["x"]).dsl_version() is None,
+                               reason="builds with nvidia-cutlass-dsl, which the dsl extra installs")
 
 
 @needs_dsl
