@@ -36,8 +36,18 @@ def _bound(image: LoadedBinary) -> tuple[LoadedBinary, dict]:
     found = image.memo.get(key)
     if found is None:
         bindings = bind(image, provides)
-        found = image.memo[key] = (bindings.binary, slot_plans(bindings.symbols))
-    return found
+        # the binary itself is kept as None: a binary whose memo held it would wait for the cyclic collector
+        found = image.memo[key] = (None if bindings.binary is image else bindings.binary, slot_plans(bindings.symbols))
+    binary, table = found
+    return (image if binary is None else binary), table
+
+
+def _format_warning(image: LoadedBinary, export) -> str | None:
+    """Why emu does not know the export's format, or None (emu.dsl.generations): once per loaded binary and export."""
+    key = (_format_warning, export.name)
+    if key not in image.memo:
+        image.memo[key] = unknown_format(export, image.data_symbols.__contains__)
+    return image.memo[key]
 
 
 class ObjectSession:
@@ -102,7 +112,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
                                             export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
                                             state=runtime.snapshot(),
-                                            format_warning=unknown_format(export, image.data_symbols.__contains__)))
+                                            format_warning=_format_warning(image, export)))
 
     for spec in entries:
         try:
