@@ -46,10 +46,21 @@ def shared_capacity(per_block: int, carveout: int, profile: DeviceProfile, devic
     return next((step for step in steps if step >= wanted), full)
 
 
+# The limiting factors occupancy_limit names, in the order a tie is reported.
+LIMITERS = ("warps", "blocks", "registers", "shared memory", "barriers")
+OVER_ATTRIBUTE_8 = "dynamic shared memory over MAX_DYNAMIC_SHARED_SIZE_BYTES"
+
+
 def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int, profile: DeviceProfile,
                       device: dict[int, int], carveout: int | None = None, barriers: int = 0) -> int:
+    return occupancy_limit(kernel, block_size, dynamic_smem, profile, device, carveout, barriers)[0]
+
+
+def occupancy_limit(kernel: dict[int, int], block_size: int, dynamic_smem: int, profile: DeviceProfile,
+                    device: dict[int, int], carveout: int | None = None, barriers: int = 0) -> tuple[int, str]:
+    """(resident blocks per SM, what limits them: one of LIMITERS, or OVER_ATTRIBUTE_8); a tie names the first."""
     if dynamic_smem > kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]:
-        return 0                                   # the H200 answers 0 blocks (tests/data/facts/h200 toys)
+        return 0, OVER_ATTRIBUTE_8                 # the H200 answers 0 blocks (tests/data/facts/h200 toys)
     warps = -(-block_size // WARP)
     by_warps = device[D.MAX_THREADS_PER_MULTIPROCESSOR] // WARP // warps
     by_blocks = device[D.MAX_BLOCKS_PER_MULTIPROCESSOR]
@@ -64,4 +75,6 @@ def max_active_blocks(kernel: dict[int, int], block_size: int, dynamic_smem: int
     by_barriers = by_blocks
     if barriers and profile.barriers_per_multiprocessor:
         by_barriers = profile.barriers_per_multiprocessor // barriers
-    return max(0, min(by_warps, by_blocks, by_registers, by_shared, by_barriers))
+    limits = (by_warps, by_blocks, by_registers, by_shared, by_barriers)
+    least = min(limits)
+    return max(0, least), LIMITERS[limits.index(least)]
