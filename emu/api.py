@@ -1,4 +1,4 @@
-"""emu's public Python API: the four things the command line does, as functions returning models.
+"""emu's public Python API: the things the command line does, as functions returning models.
 
 Each returns the same pydantic model that the matching command prints with `--json`, and
 raises the same `emu.errors.EmuError` subclasses, with the same messages, that the command
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .dsl.entries import EntrySpec
     from .commands.inspect import InspectResult as Inspection
     from .commands.check import CheckResult
+    from .commands.occupancy import OccupancyResult
     from .run.trace import ObjectRun
     from .scenario.runner import ScenarioResult
 
@@ -118,6 +119,22 @@ def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None, p
     if write_baseline is not None:
         write(os.fspath(write_baseline), result.objects)
     return result
+
+
+def occupancy(path: PathLike, *, kernel: str | None = None, block_sizes: Iterable[int] | None = None,
+              dynamic_smem: Iterable[int] | None = None, carveout: int | None = None,
+              profile: str | None = None) -> "OccupancyResult":
+    """Resident blocks per SM of every kernel of every export (`python -m emu occupancy --json`), with what limits them.
+
+    `block_sizes` x `dynamic_smem` (bytes) default to the H200 probe's grid (32..1024 step 32; 0, 1024, 16384,
+    49152, 100000, 232448); `carveout` sets PREFERRED_SHARED_MEMORY_CARVEOUT first (default: as the export's
+    loaders left it); `profile` (h200, a100, b200) defaults, per export, to the first whose device runs its GPU
+    binary. Answers on a profile with `measured` false rest on published figures. An unknown `kernel` or a bad
+    value is a `BadInput`.
+    """
+    from .commands.occupancy import occupancy_object
+    return occupancy_object(os.fspath(path), kernel, None if block_sizes is None else list(block_sizes),
+                            None if dynamic_smem is None else list(dynamic_smem), carveout, profile)
 
 
 def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResult":

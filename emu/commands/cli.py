@@ -17,8 +17,8 @@ from ..errors import (EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_
                       ObjectFormatError)
 
 
-COMMANDS = ("run", "trace", "inspect", "check", "serve", "schema")
-SCHEMAS = ("scenario", "trace", "result", "check", "inspect")     # emu.commands.schema.schemas(), named here likewise
+COMMANDS = ("run", "trace", "inspect", "check", "occupancy", "serve", "schema")
+SCHEMAS = ("scenario", "trace", "result", "check", "inspect", "occupancy")     # emu.commands.schema.schemas(), named here likewise
 MAX_DEVICES = 64                  # RuntimeConfig.device_count's bound (emu.cuda.config), named here likewise
 MODULE_PROG = "python -m emu"
 _PARSERS: dict[tuple[bool, str], argparse.ArgumentParser] = {}
@@ -86,6 +86,18 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
                               "shown, not failing; an entry whose finding no longer appears fails until rewritten")
     acknowledged.add_argument("--write-baseline", metavar="FILE", help="write every current finding to FILE as the baseline "
                               "(keeping each entry's note) and exit 0")
+    occupancy = commands.add_parser("occupancy", help="resident blocks per SM of each kernel for block sizes x dynamic "
+                                    "shared memory, with what limits them")
+    occupancy.add_argument("object", metavar="OBJECT")
+    occupancy.add_argument("--kernel", metavar="K", help="only this kernel (default: every kernel of every export)")
+    occupancy.add_argument("--block", type=_numbers, metavar="N[,N...]", help="block sizes (default: 32 to 1024, step 32)")
+    occupancy.add_argument("--smem", type=_numbers, metavar="BYTES[,...]",
+                           help="dynamic shared memory per block (default: 0,1024,16384,49152,100000,232448)")
+    occupancy.add_argument("--carveout", type=int, metavar="P", help="PREFERRED_SHARED_MEMORY_CARVEOUT (-1 to 100) set "
+                           "first (default: as the loaders left it)")
+    occupancy.add_argument("--profile", choices=PROFILES, default=None,
+                           help="device profile (default: per export, the first whose device runs its GPU binary)")
+    occupancy.add_argument("--json", action="store_true", help="print the full machine-readable result")
     serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
     serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
     serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
@@ -116,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "occupancy":
+            return _occupancy(args)
         if args.command == "serve":
             return _serve(args)
         if args.command == "probe":
@@ -245,6 +259,22 @@ def _check(args) -> int:
         print(f"emu: wrote {written} finding(s) to the baseline {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
     return result.exit_code
+
+
+def _numbers(text: str) -> list[int]:
+    """--block, --smem: whole numbers separated by commas."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not whole numbers separated by commas") from None
+
+
+def _occupancy(args) -> int:
+    _readable(args.object)
+    from .occupancy import occupancy_object, show_occupancy
+    result = occupancy_object(args.object, args.kernel, args.block, args.smem, args.carveout, args.profile)
+    print(result.model_dump_json(indent=1) if args.json else "\n".join(show_occupancy(result)))
+    return EXIT_OK
 
 
 def _serve(args) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 def schemas() -> dict:
     from .check import CheckResult
     from .inspect import InspectResult
+    from .occupancy import OccupancyResult
     from ..scenario.model import Scenario
     from ..scenario.runner import ScenarioResult
     from ..run.trace import ObjectRun
@@ -18,6 +19,7 @@ def schemas() -> dict:
         "result": ScenarioResult.model_json_schema(),
         "check": CheckResult.model_json_schema(),
         "inspect": InspectResult.model_json_schema(),
+        "occupancy": OccupancyResult.model_json_schema(),
     }
 
 

@@ -1,0 +1,205 @@
+"""`python -m emu occupancy OBJECT`: resident blocks per SM for each kernel of an export, without a GPU.
+
+For every kernel of every export of the object, `cudaOccupancyMaxActiveBlocksPerMultiprocessor` for a
+grid of block sizes x dynamic shared memory (by default the H200 probe's: emu/probe/probe_runtime.h),
+as the runtime model answers it (emu.cuda.occupancy, checked against the H200's answers), with the
+limiting factor of each answer.  The kernel's attributes are those the export's own loaders
+(cuda_init, cuda_load) leave on device 0, the state the probe measured in: attribute 8
+(MAX_DYNAMIC_SHARED_SIZE_BYTES) is what they set, or the cubin's default where they set nothing.
+Each export runs on the profile whose device runs its GPU binary (`--profile` forces one); a kernel
+that profile's device cannot load gets the driver's reason and no numbers.
+"""
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from ..cache.loaded import load_image
+from ..cuda.config import RuntimeConfig
+from ..cuda.kernel_attributes import kernel_attributes
+from ..cuda.launch_checks import NO_LIMITS, launch_limits
+from ..cuda.loading import library_image, load_verdict
+from ..cuda.occupancy import LIMITERS, OVER_ATTRIBUTE_8, occupancy_limit
+from ..cuda.profile import PROFILES, DeviceProfile, load_profile
+from ..dsl.entries import EntrySpec
+from ..errors import BadInput
+from ..run.session import run_object
+from ..support.model import Model, empty_list
+from stub_models.enums import DeviceAttribute, FuncAttribute
+
+DEFAULT_BLOCKS = tuple(range(32, 1025, 32))
+DEFAULT_SMEM = (0, 1024, 16384, 49152, 100000, 232448)
+MAX_BLOCK = 1024                  # threads in a block on every profile (MAX_THREADS_PER_BLOCK)
+CODES = {"warps": "W", "blocks": "B", "registers": "R", "shared memory": "S", "barriers": "N", OVER_ATTRIBUTE_8: "X"}
+LOADERS = ("cuda_init", "cuda_load")
+A = FuncAttribute
+
+
+class OccupancyAnswer(Model):
+    block_size: int = Field(description="threads per block asked")
+    dynamic_smem: int = Field(description="dynamic shared memory per block asked, in bytes")
+    blocks: int = Field(description="cudaOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM")
+    limiter: str = Field(description=f"what limits them: one of {', '.join(LIMITERS)}, or '{OVER_ATTRIBUTE_8}' "
+                         "(the answer is then 0)")
+    active_warps: int = Field(description="blocks x warps per block")
+    occupancy_percent: float = Field(description="active warps over the SM's maximum, in percent (one decimal)")
+
+
+class KernelOccupancy(Model):
+    kernel: str = Field(description="kernel name")
+    load_error: str | None = Field(default=None, description="why the profile's device cannot load this kernel "
+                                   "(then no numbers); null when it loads")
+    registers: int | None = Field(default=None, description="NUM_REGS (attribute 4) per thread")
+    static_shared: int | None = Field(default=None, description="SHARED_SIZE_BYTES (attribute 1), in bytes")
+    barriers: int | None = Field(default=None, description="named barriers a block uses (the cubin's count)")
+    max_dynamic_shared: int | None = Field(default=None, description="MAX_DYNAMIC_SHARED_SIZE_BYTES (attribute 8) assumed")
+    max_dynamic_shared_source: Literal["loaders", "as loaded"] | None = Field(
+        default=None, description="loaders: the value the export's loaders set; as loaded: the cubin's default, "
+        "which they left unchanged")
+    carveout: int | None = Field(default=None, description="PREFERRED_SHARED_MEMORY_CARVEOUT (attribute 9) the answers "
+                                 "assume: the one asked, else as the loaders left it")
+    unknown: list[str] = Field(default_factory=empty_list, description="attributes emu cannot know for this kernel "
+                               "(no cubin for the device); the answers then rest on the profile's defaults")
+    answers: list[OccupancyAnswer] = Field(default_factory=empty_list, description="one per block size x dynamic "
+                                           "shared memory, block sizes first")
+
+
+class ExportOccupancy(Model):
+    object: str = Field(description="the object's path")
+    export: str = Field(description="the export's prefix")
+    profile: str = Field(description="the device profile answered for")
+    profile_source: Literal["given", "chosen", "default"] = Field(
+        description="given: --profile; chosen: the first profile whose device runs the GPU binary; default: none does")
+    measured: bool = Field(description="true when the profile was measured on the device (h200); false: the answers "
+                           "rest on published figures")
+    basis: str = Field(description="what the answers rest on, in words")
+    kernels: list[KernelOccupancy] = Field(default_factory=empty_list, description="its kernels, in kernel_info order")
+
+
+class OccupancyResult(Model):
+    exports: list[ExportOccupancy] = Field(default_factory=empty_list, description="every export of the object")
+
+
+def occupancy_object(path: str, kernel: str | None = None, block_sizes=None, dynamic_smem=None,
+                     carveout: int | None = None, profile: str | None = None) -> OccupancyResult:
+    """The occupancy of every kernel (or the one named `kernel`) of every export of the object at `path`."""
+    blocks = _checked(DEFAULT_BLOCKS if block_sizes is None else block_sizes, "block size", 1, MAX_BLOCK)
+    smem = _checked(DEFAULT_SMEM if dynamic_smem is None else dynamic_smem, "dynamic shared memory", 0, 1 << 31)
+    if carveout is not None and not -1 <= carveout <= 100:
+        raise BadInput(f"carveout: {carveout} is not a PREFERRED_SHARED_MEMORY_CARVEOUT the driver accepts (-1 to 100)")
+    if profile is not None and profile not in PROFILES:
+        raise BadInput(f"profile: {profile!r} is not one of {', '.join(PROFILES)}")
+    image, exports = load_image(os.fspath(path))
+    if kernel is not None:
+        names = [name for export in exports for name in export.kernels]
+        if kernel not in names:
+            from ..scenario.names import nearest
+            raise BadInput(f"no kernel {kernel!r} in the object{nearest(kernel, names, 'its kernels')}", path=os.fspath(path))
+    return OccupancyResult(exports=[
+        _export(os.fspath(path), image, export, len(exports) > 1, kernel, blocks, smem, carveout, profile)
+        for export in exports if kernel is None or kernel in export.kernels])
+
+
+def _checked(values, what: str, low: int, high: int) -> tuple[int, ...]:
+    values = tuple(values)
+    if not values:
+        raise BadInput(f"{what}: give at least one")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise BadInput(f"{what}: {value!r} is not a whole number from {low} to {high}")
+    return values
+
+
+def _export(path: str, image, export, several: bool, kernel: str | None, blocks, smem, carveout, given) -> ExportOccupancy:
+    from .check import pick_profile
+    used, source = pick_profile(image, export, given)
+    profile = load_profile(used)
+    error, facts = load_verdict(library_image(image, export.binary), profile)
+    wanted = [name for name in export.kernels if kernel in (None, name)]
+    if error is not None:
+        kernels = [KernelOccupancy(kernel=name, load_error=error) for name in wanted]
+    else:
+        run = run_object(path, RuntimeConfig(profile=used, device_count=1), [EntrySpec(name=n) for n in LOADERS],
+                         export=export.name if several else None)
+        states = {state.name: state for state in run.state.kernels}
+        why = run.state.load_error or _loaders_failed(run)
+        kernels = [_kernel(name, states.get(name), facts, profile, blocks, smem, carveout, why) for name in wanted]
+    return ExportOccupancy(object=path, export=export.prefix, profile=used, profile_source=source,
+                           measured=profile.measured, basis=basis(profile), kernels=kernels)
+
+
+def basis(profile: DeviceProfile) -> str:
+    if profile.measured:
+        return f"the {profile.name} profile, measured on an {profile.device_name}; the occupancy rules are checked " \
+               "against its answers"
+    return f"the {profile.name} profile ({profile.device_name}), measured: false: published figures, not measured " \
+           "on the device"
+
+
+def _loaders_failed(run) -> str:
+    if run.fault is not None:
+        return f"the loaders stopped: {run.fault}"
+    failed = [f"{entry.entry} returned {entry.returned}" for entry in run.entries if entry.returned]
+    return f"the loaders did not load it ({', '.join(failed) or 'no cudaLibraryGetKernel for it'})"
+
+
+def _kernel(name: str, state, facts: dict, profile: DeviceProfile, blocks, smem, carveout, why: str) -> KernelOccupancy:
+    attributes = state.devices.get("0") if state is not None else None
+    if not attributes:
+        return KernelOccupancy(kernel=name, load_error=why)
+    values = {int(A[attribute]): value for attribute, value in attributes.items()}
+    fact = facts.get(name, facts.get("*"))
+    barriers = launch_limits(fact.cubin).barriers if fact is not None and fact.cubin is not None else NO_LIMITS.barriers
+    loaded = kernel_attributes(fact, profile, profile.device_attributes, {}).values if fact is not None else {}
+    device = profile.device_attributes
+    sm_warps = device[DeviceAttribute.MAX_THREADS_PER_MULTIPROCESSOR] // 32
+    answers = []
+    for block in blocks:
+        for dynamic in smem:
+            count, limiter = occupancy_limit(values, block, dynamic, profile, device, carveout, barriers)
+            warps = count * -(-block // 32)
+            answers.append(OccupancyAnswer(block_size=block, dynamic_smem=dynamic, blocks=count, limiter=limiter,
+                                           active_warps=warps, occupancy_percent=round(100 * warps / sm_warps, 1)))
+    attribute_8 = values[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]
+    return KernelOccupancy(
+        kernel=name, registers=values[A.NUM_REGS], static_shared=values[A.SHARED_SIZE_BYTES], barriers=barriers,
+        max_dynamic_shared=attribute_8,
+        max_dynamic_shared_source="as loaded" if loaded.get(A.MAX_DYNAMIC_SHARED_SIZE_BYTES) == attribute_8 else "loaders",
+        carveout=values[A.PREFERRED_SHARED_MEMORY_CARVEOUT] if carveout is None else carveout,
+        unknown=list(state.unknown), answers=answers)
+
+
+def show_occupancy(result: OccupancyResult) -> list[str]:
+    """The readable table: per kernel, block sizes down, dynamic shared memory across, blocks and limiter code."""
+    lines = []
+    for export in result.exports:
+        how = {"given": "given", "chosen": "its device runs the GPU binary", "default": "no profile runs the GPU binary"}
+        lines.append(f"{export.object}: export {export.export}, profile {export.profile} ({how[export.profile_source]})")
+        lines.append(f"  answers rest on {export.basis}" if export.measured else f"  NOT MEASURED: answers rest on {export.basis}")
+        for kernel in export.kernels:
+            lines += [""] + _kernel_lines(kernel)
+        lines.append("")
+    legend = ", ".join(f"{code} {name}" for name, code in CODES.items())
+    return lines + [f"cells: resident blocks per SM and what limits them ({legend})"]
+
+
+def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
+    if kernel.load_error is not None:
+        return [f"  kernel {kernel.kernel}", f"    cannot load: {kernel.load_error}"]
+    source = "as the loaders set it" if kernel.max_dynamic_shared_source == "loaders" else "as loaded, the loaders left it"
+    lines = [f"  kernel {kernel.kernel}",
+             f"    {kernel.registers} registers/thread, {kernel.static_shared} B static shared memory, "
+             f"{kernel.barriers} named barriers, attribute 8 (MAX_DYNAMIC_SHARED_SIZE_BYTES) {kernel.max_dynamic_shared} "
+             f"({source}), carveout {kernel.carveout}"]
+    if kernel.unknown:
+        lines.append(f"    unknown (profile defaults used): {', '.join(kernel.unknown)}")
+    smem = sorted({a.dynamic_smem for a in kernel.answers})
+    cells = {(a.block_size, a.dynamic_smem): a for a in kernel.answers}
+    lines.append("    block \\ dynamic smem " + "".join(f"{s:>8}" for s in smem))
+    for block in sorted({a.block_size for a in kernel.answers}):
+        row = "".join(f"{cells[block, s].blocks:>7}{CODES[cells[block, s].limiter]}" for s in smem)
+        best = max(cells[block, s].occupancy_percent for s in smem)
+        lines.append(f"    {block:>21} {row}   (up to {best:g}% occupancy)")
+    return lines

@@ -1,0 +1,69 @@
+"""`python -m emu occupancy` and `emu.occupancy`: the table, the JSON, the limiter, several exports, bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import emu
+from conftest import ROOT, fixture, run_cli
+from emu.commands.occupancy import DEFAULT_BLOCKS, DEFAULT_SMEM
+
+GEMM = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / "hopper_gemm.o")
+FMHA_SM100 = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / "blackwell_fmha.o")
+MULTI = ROOT / "tests" / "data" / "multi_export"
+
+
+def test_the_api_returns_what_json_prints_on_the_probes_grid_by_default():
+    result = emu.occupancy(GEMM)
+    assert isinstance(result, emu.OccupancyResult)
+    assert result.model_dump(mode="json") == run_cli("occupancy", "--json", GEMM).json()
+    [export] = result.exports
+    assert (export.profile, export.profile_source, export.measured) == ("h200", "chosen", True)
+    [kernel] = export.kernels
+    assert [(a.block_size, a.dynamic_smem) for a in kernel.answers] == [(b, s) for b in DEFAULT_BLOCKS for s in DEFAULT_SMEM]
+    assert (kernel.registers, kernel.static_shared, kernel.max_dynamic_shared, kernel.max_dynamic_shared_source) == \
+        (154, 0, 232448, "loaders")
+
+
+def test_each_answer_names_its_limiter_and_occupancy():
+    [kernel] = emu.occupancy(GEMM, block_sizes=[128, 512], dynamic_smem=[0, 232448]).exports[0].kernels
+    got = {(a.block_size, a.dynamic_smem): (a.blocks, a.limiter, a.active_warps, a.occupancy_percent) for a in kernel.answers}
+    assert got[128, 0] == (3, "registers", 12, 18.8)          # 154 registers: 3 blocks of 4 warps
+    assert got[128, 232448] == (1, "shared memory", 4, 6.2)
+    assert got[512, 0] == (0, "registers", 0, 0.0)            # a block too large for the registers
+    over = emu.occupancy(GEMM, block_sizes=[128], dynamic_smem=[232449]).exports[0].kernels[0].answers[0]
+    assert (over.blocks, over.limiter) == (0, "dynamic shared memory over MAX_DYNAMIC_SHARED_SIZE_BYTES")
+    carved = emu.occupancy(GEMM, block_sizes=[128], dynamic_smem=[16384], carveout=0).exports[0].kernels[0]
+    assert carved.carveout == 0 and (carved.answers[0].blocks, carved.answers[0].limiter) == (1, "shared memory")
+
+
+def test_the_table_shows_blocks_and_limiter_codes_and_says_what_rests_on_published_figures():
+    out = run_cli("occupancy", GEMM, "--block", "128,512", "--smem", "0,232448")
+    assert out.code == 0
+    assert "3R" in out.out and "1S" in out.out and "0R" in out.out and "R registers" in out.out
+    assert "154 registers/thread" in out.out and "attribute 8 (MAX_DYNAMIC_SHARED_SIZE_BYTES) 232448" in out.out
+    b200 = run_cli("occupancy", FMHA_SM100, "--block", "128")
+    assert b200.code == 0 and "NOT MEASURED" in b200.out and "measured: false" in b200.out
+    assert emu.occupancy(FMHA_SM100, block_sizes=[128]).exports[0].measured is False
+
+
+def test_a_kernel_the_profile_cannot_run_gets_the_load_error_and_no_numbers():
+    [kernel] = emu.occupancy(GEMM, profile="a100").exports[0].kernels
+    assert "cudaErrorNoKernelImageForDevice (209)" in kernel.load_error and kernel.answers == []
+    assert "cannot load:" in run_cli("occupancy", GEMM, "--profile", "b200").out
+
+
+def test_every_export_of_an_object_is_covered():
+    manifest = json.loads((MULTI / "MANIFEST.json").read_text())["x86_64"]
+    result = emu.occupancy(ROOT / manifest["object"], block_sizes=[256], dynamic_smem=[0])
+    assert sorted(e.export for e in result.exports) == sorted(Path(p).stem for p in manifest["inputs"])
+    assert all(k.answers for e in result.exports for k in e.kernels if k.load_error is None)
+
+
+def test_bad_input_is_one_paragraph_and_exit_2():
+    unknown = run_cli("occupancy", GEMM, "--kernel", "kernel_cutlass_kernel_example_cute_hopper")
+    assert unknown.code == 2 and "nearest: kernel_cutlass_kernel_example_cute_hopper_kernel_dense_gemm" in unknown.err
+    for argv in (["--block", "0"], ["--block", "64,x"], ["--smem", "-1"], ["--carveout", "101"]):
+        bad = run_cli("occupancy", GEMM, *argv)
+        assert bad.code == 2 and "Traceback" not in bad.err, argv
+    assert run_cli("occupancy", fixture("x86_64", "missing")).code == 2

@@ -1,0 +1,97 @@
+"""`emu occupancy` against the H200: every `cudaOccupancyMaxActiveBlocksPerMultiprocessor` answer the probe
+measured (tests/data/facts/h200/*.jsonl.gz, emu/probe/probe_runtime.h: after the header's module load, block
+sizes x dynamic shared memory as loaded and with carveouts 0-100 set) for the sm_90a exports of the committed
+corpus, reproduced by the command's own function (emu.commands.occupancy.occupancy_object)."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from emu.cache.loaded import load_image
+from emu.commands.occupancy import occupancy_object
+from emu.cuda.loading import library_image
+from tests import oracles
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FACTS = ROOT / "tests" / "data" / "facts" / "h200"
+
+
+@lru_cache(maxsize=None)
+def sm_90a(path: str) -> bool:
+    """Whether every export of the object holds an sm_90a cubin (the H200's own binary)."""
+    image, exports = load_image(str(ROOT / path))
+    binaries = [library_image(image, export.binary) for export in exports]
+    return all(b is not None and any(e.kind == "elf" and e.sm_arch == "sm_90a" for e in b.entries) for b in binaries)
+
+
+def occupancy_facts() -> dict[str, list[dict]]:
+    """object path -> its occupancy facts, for the committed sm_90a exports the facts name."""
+    found = defaultdict(list)
+    for path in sorted(FACTS.glob("*.jsonl.gz")):
+        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+            fact = json.loads(line)
+            if fact["kind"] == "occupancy" and fact["object"].endswith(".o") and sm_90a(fact["object"]):
+                found[fact["object"]].append(fact)
+    return dict(found)
+
+
+OBJECTS = occupancy_facts()
+
+
+def test_the_facts_cover_the_corpus_sm_90a_exports():
+    kernels = {(obj, f["kernel"]) for obj, facts in OBJECTS.items() for f in facts}
+    assert len(OBJECTS) >= 70 and len(kernels) >= 90
+    assert all(f["result"] == 0 for facts in OBJECTS.values() for f in facts)
+    for obj, facts in OBJECTS.items():         # measured on this very object, not an earlier build of it
+        assert {f["sha256"] for f in facts} == {hashlib.sha256((ROOT / obj).read_bytes()).hexdigest()}, obj
+
+
+@pytest.mark.oracle(oracles.H200)
+@pytest.mark.parametrize("obj", sorted(OBJECTS))
+def test_occupancy_reproduces_every_measured_answer(obj):
+    by_carveout = defaultdict(list)
+    for fact in OBJECTS[obj]:
+        by_carveout[fact["carveout"]].append(fact)
+    wrong, compared = [], 0
+    for carveout, facts in by_carveout.items():
+        blocks = sorted({f["block_size"] for f in facts})
+        smem = sorted({f["dynamic_smem"] for f in facts})
+        result = occupancy_object(str(ROOT / obj), block_sizes=blocks, dynamic_smem=smem, carveout=carveout)
+        answers = {}
+        for export in result.exports:
+            assert (export.profile, export.measured) == ("h200", True)
+            for kernel in export.kernels:
+                for answer in kernel.answers:
+                    answers[kernel.kernel, answer.block_size, answer.dynamic_smem] = answer.blocks
+        for fact in facts:
+            got = answers.get((fact["kernel"], fact["block_size"], fact["dynamic_smem"]))
+            compared += 1
+            if got != fact["num_blocks"]:
+                wrong.append((fact["kernel"], fact["block_size"], fact["dynamic_smem"], carveout, fact["num_blocks"], got))
+    assert compared == len(OBJECTS[obj]) and wrong == []
+
+
+def refused_loads() -> list[str]:
+    """The committed objects whose header load the H200 refused (no occupancy was then measured)."""
+    refused = []
+    for path in sorted(FACTS.glob("*.jsonl.gz")):
+        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+            fact = json.loads(line)
+            if fact["kind"] == "load" and fact["result"] != 0 and (ROOT / fact["object"]).exists():
+                refused.append((fact["object"], fact["result"]))
+    return refused
+
+
+@pytest.mark.oracle(oracles.H200)
+def test_a_kernel_the_h200_cannot_load_gets_the_load_error_and_no_numbers():
+    refused = refused_loads()
+    assert len(refused) >= 10 and {result for _obj, result in refused} == {209}
+    for obj, _result in refused:
+        result = occupancy_object(str(ROOT / obj), block_sizes=[128], dynamic_smem=[0], profile="h200")
+        kernels = [k for export in result.exports for k in export.kernels]
+        assert kernels and all("(209)" in k.load_error and not k.answers for k in kernels), obj
