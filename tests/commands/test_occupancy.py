@@ -67,3 +67,13 @@ def test_bad_input_is_one_paragraph_and_exit_2():
         bad = run_cli("occupancy", GEMM, *argv)
         assert bad.code == 2 and "Traceback" not in bad.err, argv
     assert run_cli("occupancy", fixture("x86_64", "missing")).code == 2
+
+
+def test_the_readme_examples_are_what_the_command_prints():
+    text = (ROOT / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```text\n$ python -m emu occupancy ")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        argv, printed = block.split("\n", 1)
+        out = run_cli("occupancy", *argv.split())
+        assert out.code == 0 and out.out == printed, argv
