@@ -43,6 +43,33 @@ def occupancy_facts() -> dict[str, list[dict]]:
 OBJECTS = occupancy_facts()
 
 
+def _gpu_binary(path: str) -> tuple:
+    """What decides the H200's occupancy answers for an object: its exports' GPU binaries (every fatbin entry and
+    payload) and kernels; the host code around them does not enter."""
+    image, exports = load_image(str(ROOT / path))
+    return tuple((tuple(export.kernels), library_image(image, export.binary).entries,
+                  library_image(image, export.binary).payloads) for export in exports)
+
+
+def twins() -> dict[str, str]:
+    """Each committed sm_90a object without facts of its own -> a measured object with the same GPU binaries
+    (an AArch64 or host-CPU export holds the cubin its x86-64 twin holds: emu/probe/README.md)."""
+    measured = {}
+    for obj in sorted(OBJECTS):
+        measured.setdefault(_gpu_binary(obj), obj)
+    found = {}
+    for path in sorted(ROOT.glob("tests/fixtures/**/*.o")):
+        obj = str(path.relative_to(ROOT))
+        if obj not in OBJECTS and sm_90a(obj):
+            twin = measured.get(_gpu_binary(obj))
+            if twin is not None:
+                found[obj] = twin
+    return found
+
+
+TWINS = twins()
+
+
 def test_the_facts_cover_the_corpus_sm_90a_exports():
     kernels = {(obj, f["kernel"]) for obj, facts in OBJECTS.items() for f in facts}
     assert len(OBJECTS) >= 70 and len(kernels) >= 90
@@ -52,10 +79,11 @@ def test_the_facts_cover_the_corpus_sm_90a_exports():
 
 
 @pytest.mark.oracle(oracles.H200)
-@pytest.mark.parametrize("obj", sorted(OBJECTS))
+@pytest.mark.parametrize("obj", sorted(OBJECTS) + sorted(TWINS))
 def test_occupancy_reproduces_every_measured_answer(obj):
+    """On the measured object, or on an object holding the same GPU binaries, run through its own loaders."""
     by_carveout = defaultdict(list)
-    for fact in OBJECTS[obj]:
+    for fact in OBJECTS[TWINS.get(obj, obj)]:
         by_carveout[fact["carveout"]].append(fact)
     wrong, compared = [], 0
     for carveout, facts in by_carveout.items():
@@ -73,7 +101,13 @@ def test_occupancy_reproduces_every_measured_answer(obj):
             compared += 1
             if got != fact["num_blocks"]:
                 wrong.append((fact["kernel"], fact["block_size"], fact["dynamic_smem"], carveout, fact["num_blocks"], got))
-    assert compared == len(OBJECTS[obj]) and wrong == []
+    assert compared == len(OBJECTS[TWINS.get(obj, obj)]) and wrong == []
+
+
+def test_the_twins_cover_the_other_hosts():
+    """The AArch64 and host-CPU builds of measured exports are checked through their x86-64 twins' facts."""
+    hosts = {Path(obj).parent.name for obj in TWINS}
+    assert {"aarch64", "native"} <= hosts and len(TWINS) >= 40, (len(TWINS), sorted(hosts))
 
 
 def refused_loads() -> list[str]:
