@@ -77,7 +77,8 @@ def _config(profile_name: str) -> RuntimeConfig:
 
 
 def _name(error: CudaError) -> str:
-    return "cudaSuccess" if error is E.SUCCESS else "cudaError" + "".join(w.capitalize() for w in error.name.split("_"))
+    """cudaErrorInvalidClusterSize for INVALID_CLUSTER_SIZE."""
+    return "cudaSuccess" if error is E.SUCCESS else "cudaError" + error.name.title().replace("_", "")
 
 
 def _on_run_profile(runtime: CudaRuntime, kernel, request: LaunchRequest) -> tuple[CudaError, str | None]:
@@ -91,32 +92,46 @@ def _on_run_profile(runtime: CudaRuntime, kernel, request: LaunchRequest) -> tup
 
 def _on_profile(runtime: CudaRuntime, kernel, name: str | None, profile_name: str,
                 request: LaunchRequest) -> tuple[CudaError, str | None]:
-    other = CudaRuntime(_config(profile_name), [name] if name else [], runtime.binary)
+    """Judged once per GPU binary, profile, kernel, the loaders' changes and launch: every run of an object asks again."""
+    changes = _changes(runtime, kernel) if kernel is not None else ()
+    key = (profile_name, name, changes, request.grid, request.block, request.dynamic_smem,
+           tuple(sorted(request.attrs.items())))
+    held = _JUDGED.get(id(runtime.binary))
+    if held is None or held[0] is not runtime.binary:
+        if len(_JUDGED) >= _JUDGED_MAX:
+            _JUDGED.clear()
+        held = _JUDGED[id(runtime.binary)] = (runtime.binary, {})
+    verdict = held[1].get(key)
+    if verdict is None:
+        verdict = held[1][key] = _judge(runtime.binary, name, profile_name, changes, request)
+    return verdict
+
+
+_JUDGED: dict[int, tuple[object, dict]] = {}     # id of a GPU binary -> (the binary, key -> verdict)
+_JUDGED_MAX = 256
+
+
+def _changes(runtime: CudaRuntime, kernel) -> tuple[tuple[int, int, bool], ...]:
+    """(attribute, value, set to the device's largest value) for each settable attribute the loaders changed."""
+    now = kernel.attributes[runtime.current_device]
+    initial = runtime._initial_attributes(kernel.name).values     # what the run's kernel was loaded with
+    largest = runtime.device_attributes.get(OPTIN, 0) - now.get(A.SHARED_SIZE_BYTES, 0)
+    return tuple((attr, now[attr], attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES and now[attr] == largest)
+                 for attr in sorted(SETTABLE_FUNC_ATTRIBUTES) if attr in now and now[attr] != initial.get(attr))
+
+
+def _judge(binary, name: str | None, profile_name: str, changes, request: LaunchRequest) -> tuple[CudaError, str | None]:
+    other = CudaRuntime(_config(profile_name), [name] if name else [], binary)
     if other.load_error is not None:
         return E.NO_KERNEL_IMAGE_FOR_DEVICE, other.load_error
     loaded = other.kernel_in(other.config.library_handle, name) if name else None
     if loaded is None:
         return E.INVALID_DEVICE_FUNCTION, "the launched function is not a kernel of the export"
-    if kernel is not None:
-        refusal = _set_again(runtime, kernel, other, loaded)
-        if refusal is not None:
-            return refusal
-    return explain_launch(request, loaded.attributes[0], other.profile, other.device_attributes, loaded.limits)
-
-
-def _set_again(runtime: CudaRuntime, kernel, other: CudaRuntime, loaded) -> tuple[CudaError, str] | None:
-    """Set on `loaded` the settable attributes the loaders changed on the run's kernel; a refused set's error and why."""
-    now = kernel.attributes[runtime.current_device]
-    initial = runtime._initial_attributes(kernel.name).values     # what the run's kernel was loaded with
-    for attr in sorted(SETTABLE_FUNC_ATTRIBUTES):
-        if attr not in now or now[attr] == initial.get(attr):
-            continue
-        value = now[attr]
-        if attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES and \
-                value == runtime.device_attributes.get(OPTIN, 0) - now[A.SHARED_SIZE_BYTES]:
+    for attr, value, at_largest in changes:
+        if at_largest:                 # set from the queried opt-in limit: that device's largest value
             value = other.device_attributes.get(OPTIN, 0) - loaded.attributes[0][A.SHARED_SIZE_BYTES]
         error = other.set_attribute(loaded, attr, value, 0)
         if error is not E.SUCCESS:
             return error, (f"setting {A(attr).name} to {value}, as the loaders did on the run's device, fails there "
                            f"({_name(error)}); the loaders would not reach the launch")
-    return None
+    return explain_launch(request, loaded.attributes[0], other.profile, other.device_attributes, loaded.limits)
