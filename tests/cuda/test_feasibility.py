@@ -127,3 +127,10 @@ def test_the_text_trace_shows_the_block_after_the_launch_and_json_carries_it():
 def test_runs_without_a_launch_have_no_feasibility():
     run = emu.trace(DSL / "plain.o", entries=["cuda_init", "cuda_load"])
     assert run.launch_feasibility == []
+
+
+def test_check_runs_no_launch_and_says_where_launch_feasibility_is():
+    from emu.commands.check_text import LAUNCH_NOTE, show_check
+    result = emu.check([str(DSL / "cluster_2x1x1.o")])
+    assert "`python -m emu trace OBJECT`" in LAUNCH_NOTE and show_check(result, False)[-1] == LAUNCH_NOTE
+    assert "launch_feasibility" not in result.model_dump_json()
