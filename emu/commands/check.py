@@ -6,6 +6,7 @@ cuda_load_to_device for every device and compares, per kernel, attribute and loa
 what kernel_info asks with what that entry's setter calls applied (kernel handles named
 through the `_cudaLibraryGetKernel` outputs), next to the runtime model's final state.
 Each export runs on the device profile whose device runs its GPU binary (unless one is given).
+The launch is not run: whether each device profile accepts the launch is `trace`'s (emu.cuda.feasibility).
 What is wrong is reported as findings with stable ids (emu.commands.check_findings), which a
 baseline file can acknowledge (emu.commands.baseline).  Exit 1 on a new finding (a discrepancy,
 a loader that returns an error, metadata that cannot be checked) or a stale baseline entry,

@@ -109,4 +109,10 @@ def show_check(result: CheckResult, directories: bool) -> list[str]:
         lines += ([""] if lines else []) + show_summary(result, with_findings=directories)   # else under each object
     if result.baseline is not None:
         lines += [""] + show_baseline(result.baseline)
-    return lines
+    return lines + ["", LAUNCH_NOTE]
+
+
+# check runs the loaders only: judging the launch would run each launch wrapper with arguments check does not have
+# (and can fail to build them), at several times check's per-object cost: `trace` judges each launch it runs.
+LAUNCH_NOTE = ("launch feasibility per device profile (h200, a100, b200) is in `python -m emu trace OBJECT`: "
+               "check runs the loaders, not the launch")

@@ -96,9 +96,24 @@ def show_run(run: ObjectRun) -> list[str]:
             lines.append(f"    {show_launch_args(entry.launch)}")
         for call in run.calls[entry.first_call:entry.end_call]:
             lines.append(f"    {show_call(call)}")
+        for judged in run.launch_feasibility:
+            if entry.first_call <= judged.call < entry.end_call:
+                lines.extend(show_feasibility(judged))
         position = entry.end_call
         if entry.fault is not None:
             lines.extend(show_fault_lines(entry.fault))
+    return lines
+
+
+def show_feasibility(judged) -> list[str]:
+    """The block after a launch entry: each profile's answer to the launch call."""
+    lines = [f"    launch feasibility of call {judged.call} ({judged.symbol}) per device profile:"]
+    for verdict in judged.profiles:
+        answer = "accepted" if verdict.accepted else f"{verdict.error_name} ({verdict.error}): {verdict.reason}"
+        published = "" if verdict.measured else "  [published figures, not measured]"
+        lines.append(f"      {verdict.profile} ({verdict.device_name}): {answer}{published}")
+        if verdict.caveat:
+            lines.append(f"        caveat: {verdict.caveat}")
     return lines
 
 

@@ -95,110 +95,145 @@ def launch_attributes(decoded: list[dict]) -> dict[int, object]:
 def check_launch(request: LaunchRequest, kernel: dict[int, int], profile: DeviceProfile,
                  device: dict[int, int], limits: LaunchLimits = NO_LIMITS) -> CudaError:
     """SUCCESS, or the error the driver answers for this launch of a kernel with these attributes."""
+    return explain_launch(request, kernel, profile, device, limits)[0]
+
+
+def explain_launch(request: LaunchRequest, kernel: dict[int, int], profile: DeviceProfile,
+                   device: dict[int, int], limits: LaunchLimits = NO_LIMITS) -> tuple[CudaError, str | None]:
+    """(SUCCESS, None), or the error the driver answers for this launch and why, from the same checks."""
     for check in (_dimensions, _required_block, _launch_bounds, _attribute_values, _cluster, _shared_memory,
                   _cooperative, _registers):
-        error = check(request, kernel, profile, device, limits)
-        if error is not E.SUCCESS:
-            return error
-    return E.SUCCESS
+        refusal = check(request, kernel, profile, device, limits)
+        if refusal is not None:
+            return refusal
+    return E.SUCCESS, None
 
 
-def _dimensions(request, kernel, profile, device, limits) -> CudaError:
+Refusal = tuple[CudaError, str] | None
+
+
+def _dimensions(request, kernel, profile, device, limits) -> Refusal:
     block_limits = (device[D.MAX_BLOCK_DIM_X], device[D.MAX_BLOCK_DIM_Y], device[D.MAX_BLOCK_DIM_Z])
     grid_limits = (device[D.MAX_GRID_DIM_X], device[D.MAX_GRID_DIM_Y], device[D.MAX_GRID_DIM_Z])
     if min(request.grid) < 1 or min(request.block) < 1:
-        return E.INVALID_VALUE
-    if any(b > limit for b, limit in zip(request.block, block_limits)) or any(g > limit for g, limit in zip(request.grid, grid_limits)):
-        return E.INVALID_VALUE
+        return E.INVALID_VALUE, f"a zero grid {_dims(request.grid)} or block {_dims(request.block)} dimension"
+    if any(b > limit for b, limit in zip(request.block, block_limits)):
+        return E.INVALID_VALUE, f"block {_dims(request.block)} over the device's block dimensions {_dims(block_limits)}"
+    if any(g > limit for g, limit in zip(request.grid, grid_limits)):
+        return E.INVALID_VALUE, f"grid {_dims(request.grid)} over the device's grid dimensions {_dims(grid_limits)}"
     if prod(request.block) > device[D.MAX_THREADS_PER_BLOCK]:
-        return E.INVALID_VALUE
-    return E.SUCCESS
+        return E.INVALID_VALUE, (f"a block of {prod(request.block)} threads over the device's "
+                                 f"{device[D.MAX_THREADS_PER_BLOCK]}")
+    return None
 
 
-def _required_block(request, kernel, profile, device, limits) -> CudaError:
+def _dims(values) -> str:
+    return "(" + ",".join(str(v) for v in values) + ")"
+
+
+def _required_block(request, kernel, profile, device, limits) -> Refusal:
     """The block must be the `.reqntid` one; the H200 accepted a 1-thread block too (why is not known)."""
     required = limits.required_block
     if required is None or tuple(request.block) in (tuple(required), (1, 1, 1)):
-        return E.SUCCESS
-    return E.INVALID_VALUE
+        return None
+    return E.INVALID_VALUE, f"block {_dims(request.block)} is not the cubin's required block (.reqntid) {_dims(required)}"
 
 
-def _attribute_values(request, kernel, profile, device, limits) -> CudaError:
+def _attribute_values(request, kernel, profile, device, limits) -> Refusal:
     """Each launch attribute's value as the H200 judged it (tests/data/facts/h200: the probe's sweep)."""
     attrs = request.attrs
     if L.SYNCHRONIZATION_POLICY in attrs and not 1 <= int(attrs[L.SYNCHRONIZATION_POLICY]) <= 4:
-        return E.INVALID_VALUE
+        return E.INVALID_VALUE, f"launch attribute SYNCHRONIZATION_POLICY {attrs[L.SYNCHRONIZATION_POLICY]} outside 1-4"
     if not 0 <= int(attrs.get(L.CLUSTER_SCHEDULING_POLICY_PREFERENCE, 0)) <= 2:
-        return E.INVALID_VALUE
+        return E.INVALID_VALUE, "launch attribute CLUSTER_SCHEDULING_POLICY_PREFERENCE outside 0-2"
     if not 0 <= int(attrs.get(L.PREFERRED_SHARED_MEMORY_CARVEOUT, 0)) <= 100:
-        return E.INVALID_VALUE
-    if any(i not in _KNOWN_ATTRIBUTES for i in attrs):
-        return E.INVALID_VALUE
+        return E.INVALID_VALUE, "launch attribute PREFERRED_SHARED_MEMORY_CARVEOUT outside 0-100"
+    unknown = [i for i in attrs if i not in _KNOWN_ATTRIBUTES]
+    if unknown:
+        return E.INVALID_VALUE, f"launch attribute id {unknown[0]} is not assigned"
     if L.DEVICE_UPDATABLE_KERNEL_NODE in attrs:
-        return E.NOT_SUPPORTED                         # only in a graph's kernel node
+        return E.NOT_SUPPORTED, "launch attribute DEVICE_UPDATABLE_KERNEL_NODE outside a graph"
     for event in (L.PROGRAMMATIC_EVENT, L.LAUNCH_COMPLETION_EVENT):
         if event in attrs:
             has_event, flags, *_ = attrs[event]
+            name = L(event).name
             if not has_event:
-                return E.INVALID_RESOURCE_HANDLE
+                return E.INVALID_RESOURCE_HANDLE, f"launch attribute {name} without an event"
             if flags & ~1:
-                return E.INVALID_VALUE
+                return E.INVALID_VALUE, f"launch attribute {name} with flags {flags} (over 1)"
             if flags:
-                return E.ILLEGAL_STATE                 # flag 1 on the probe's stream: not explained, measured
-    return E.SUCCESS
+                return E.ILLEGAL_STATE, f"launch attribute {name} with flag 1 (as the H200 answered on the probe's stream)"
+    return None
 
 
 _KNOWN_ATTRIBUTES = frozenset(int(a) for a in LaunchAttributeID) - {15}
 
 
-def _launch_bounds(request, kernel, profile, device, limits) -> CudaError:
+def _launch_bounds(request, kernel, profile, device, limits) -> Refusal:
     """More threads than `.maxntid` allows (whatever the registers allow)."""
     bound = limits.max_block_threads
-    return E.INVALID_VALUE if bound is not None and prod(request.block) > bound else E.SUCCESS
+    if bound is not None and prod(request.block) > bound:
+        return E.INVALID_VALUE, f"a block of {prod(request.block)} threads over the cubin's .maxntid {bound}"
+    return None
 
 
-def _registers(request, kernel, profile, device, limits) -> CudaError:
-    return E.LAUNCH_OUT_OF_RESOURCES if prod(request.block) > kernel[A.MAX_THREADS_PER_BLOCK] else E.SUCCESS
+def _registers(request, kernel, profile, device, limits) -> Refusal:
+    if prod(request.block) > kernel[A.MAX_THREADS_PER_BLOCK]:
+        return E.LAUNCH_OUT_OF_RESOURCES, (f"a block of {prod(request.block)} threads over the register limit: "
+                                           f"{kernel.get(A.NUM_REGS, 0)} registers a thread allow "
+                                           f"{kernel[A.MAX_THREADS_PER_BLOCK]} (MAX_THREADS_PER_BLOCK)")
+    return None
 
 
-def _shared_memory(request, kernel, profile, device, limits) -> CudaError:
-    return E.INVALID_VALUE if request.dynamic_smem > kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES] else E.SUCCESS
+def _shared_memory(request, kernel, profile, device, limits) -> Refusal:
+    if request.dynamic_smem > kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]:
+        return E.INVALID_VALUE, (f"dynamic shared memory {request.dynamic_smem} bytes over the kernel's "
+                                 f"MAX_DYNAMIC_SHARED_SIZE_BYTES (attribute 8) {kernel[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]}")
+    return None
 
 
-def _cluster(request, kernel, profile, device, limits) -> CudaError:
+def _cluster(request, kernel, profile, device, limits) -> Refusal:
     cluster = request.attrs.get(L.CLUSTER_DIMENSION)
     required = (kernel.get(A.REQUIRED_CLUSTER_WIDTH, 0), kernel.get(A.REQUIRED_CLUSTER_HEIGHT, 0),
                 kernel.get(A.REQUIRED_CLUSTER_DEPTH, 0))
     if all(required):
         if cluster is not None and tuple(cluster) != required:
-            return E.INVALID_CLUSTER_SIZE
+            return E.INVALID_CLUSTER_SIZE, f"cluster {_dims(cluster)} is not the kernel's compiled-in cluster {_dims(required)}"
         cluster = required
     preferred = request.attrs.get(L.PREFERRED_CLUSTER_DIMENSION)
     if preferred is not None and (cluster is None or min(cluster) < 1
                                   or any(p % c for p, c in zip(preferred, cluster))):
-        return E.INVALID_CLUSTER_SIZE                  # a preferred cluster is a multiple of the cluster
+        return E.INVALID_CLUSTER_SIZE, f"preferred cluster {_dims(preferred)} is not a multiple of a cluster"
     if cluster is None:
-        return E.INVALID_CLUSTER_SIZE if kernel.get(A.CLUSTER_SIZE_MUST_BE_SET) else E.SUCCESS
+        if kernel.get(A.CLUSTER_SIZE_MUST_BE_SET):
+            return E.INVALID_CLUSTER_SIZE, "no cluster for a kernel whose CLUSTER_SIZE_MUST_BE_SET (.explicitcluster)"
+        return None
     if min(cluster) < 1:
-        return E.INVALID_CLUSTER_SIZE
+        return E.INVALID_CLUSTER_SIZE, f"a zero cluster dimension {_dims(cluster)}"
     if any(g % c for g, c in zip(request.grid, cluster)):
-        return E.INVALID_CLUSTER_SIZE
+        return E.INVALID_CLUSTER_SIZE, f"cluster {_dims(cluster)} does not divide grid {_dims(request.grid)}"
     size = prod(cluster)
-    limit = profile.max_cluster_size if kernel.get(A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED) else profile.portable_cluster_size
-    if limits.max_cluster_size is not None:
-        limit = min(limit, limits.max_cluster_size)
-    return E.INVALID_CLUSTER_SIZE if size > limit else E.SUCCESS
+    non_portable = kernel.get(A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+    limit = profile.max_cluster_size if non_portable else profile.portable_cluster_size
+    bound = "the device's largest cluster" if non_portable else "the portable cluster size"
+    if limits.max_cluster_size is not None and limits.max_cluster_size < limit:
+        limit, bound = limits.max_cluster_size, "the cubin's .maxclusterrank"
+    if size > limit:
+        why = " (the device has no clusters)" if profile.max_cluster_size == 0 else ""
+        return E.INVALID_CLUSTER_SIZE, f"a cluster of {size} blocks over {bound} {limit}{why}"
+    return None
 
 
-def _cooperative(request, kernel, profile, device, limits) -> CudaError:
+def _cooperative(request, kernel, profile, device, limits) -> Refusal:
     if not request.attrs.get(L.COOPERATIVE):
-        return E.SUCCESS
+        return None
     per_sm = max_active_blocks(kernel, prod(request.block), request.dynamic_smem, profile, device,
                                barriers=limits.barriers)
     if L.CLUSTER_DIMENSION in request.attrs or limits.fixed_cluster:
         per_sm = min(per_sm, CLUSTER_BLOCKS_PER_SM)
     resident = per_sm * device[D.MULTIPROCESSOR_COUNT]
-    return E.COOPERATIVE_LAUNCH_TOO_LARGE if prod(request.grid) > resident else E.SUCCESS
-
-
-
+    if prod(request.grid) > resident:
+        return E.COOPERATIVE_LAUNCH_TOO_LARGE, (f"a cooperative grid of {prod(request.grid)} blocks over the "
+                                                f"{resident} that can be resident ({per_sm} a SM x "
+                                                f"{device[D.MULTIPROCESSOR_COUNT]} SMs)")
+    return None

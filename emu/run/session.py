@@ -23,7 +23,7 @@ from ..emulator.machine import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S, Machine, machi
 from ..stubs.dispatch import StubDispatcher, slot_plans
 from ..stubs.families import provides
 from ..support.hotpath import build_record
-from .trace import TRACE_VERSION, CallRecord, EntryRun, ObjectRun
+from .trace import TRACE_VERSION, CallRecord, EntryRun, LaunchFeasibility, ObjectRun, ProfileVerdict
 
 if TYPE_CHECKING:
     from ..binary.image import LoadedBinary
@@ -86,6 +86,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     machine.dispatcher = dispatcher
     session = ObjectSession(machine, config.library_handle, image)
     runs: list[EntryRun] = []
+    feasibility: list[LaunchFeasibility] = []
 
     def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None,
              read_outcome: Callable[[int | None], int | None] | None = None) -> bool:
@@ -106,13 +107,16 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
                                               fault=outcome.fault,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
+        if launch is not None:
+            feasibility.extend(_feasibility(runtime, dispatcher.calls, first_call, entry))
         return outcome.fault is None
 
     def result() -> ObjectRun:
         return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
                                             export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
                                             state=runtime.snapshot(),
-                                            format_warning=_format_warning(image, export)))
+                                            format_warning=_format_warning(image, export),
+                                            launch_feasibility=feasibility))
 
     for spec in entries:
         try:
@@ -122,6 +126,20 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         if not ok:
             break
     return result()
+
+
+def _feasibility(runtime: CudaRuntime, calls: list[CallRecord], first: int, entry: str) -> list[LaunchFeasibility]:
+    """Each launch call of the entry, judged on every profile (emu.cuda.feasibility)."""
+    from ..cuda.feasibility import LAUNCH_SYMBOLS, launch_feasibility
+    judged = []
+    for call in calls[first:]:
+        if call.symbol in LAUNCH_SYMBOLS:
+            verdicts = launch_feasibility(runtime, call.symbol, call.args)
+            if verdicts is not None:
+                judged.append(build_record(LaunchFeasibility, dict(
+                    call=call.index, entry=entry, symbol=call.symbol,
+                    profiles=[build_record(ProfileVerdict, v) for v in verdicts])))
+    return judged
 
 
 class EntryNotRun(BadInput):

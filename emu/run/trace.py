@@ -11,7 +11,7 @@ from pydantic import Field
 from ..arch import NAMES
 from .state import RuntimeSnapshot
 from ..emulator.faults import Fault     # noqa: F401 - part of the contract; defined where the emulator makes it
-from ..support.model import Model
+from ..support.model import Model, empty_list
 
 TRACE_VERSION = 2          # 2: every run names its export (`export`)
 
@@ -45,6 +45,31 @@ class EntryRun(Model):
                                           "stream or a pointer], args_file: the <prefix>.args.json read, or null}")
 
 
+class ProfileVerdict(Model):
+    """What one device profile's driver would answer for a launch (emu.cuda.feasibility)."""
+
+    profile: str = Field(description="the profile (h200, a100, b200)")
+    device_name: str = Field(description="its device's name")
+    measured: bool = Field(description="false: the answer rests on the profile's published figures, not on measurement")
+    accepted: bool = Field(description="true when the launch would be accepted")
+    error: int = Field(description="the cudaError_t the launch gets there (0: accepted; 209: the device runs no image of "
+                       "the export's GPU binary)")
+    error_name: str = Field(description="its name (cudaErrorInvalidClusterSize, ...)")
+    reason: str | None = Field(default=None, description="why it is refused, from the same check that refuses it")
+    caveat: str | None = Field(default=None, description="set when the answer rests on less than the run knew: why "
+                               "(the run's profile did not load the kernel, so the attributes its loaders set are unknown)")
+
+
+class LaunchFeasibility(Model):
+    """One launch call of the run, judged on every device profile emu has."""
+
+    call: int = Field(description="index of the launch call in ObjectRun.calls")
+    entry: str = Field(description="the entry that made it")
+    symbol: str = Field(description="_cudaLaunchKernelEx or _cudaLaunchKernel")
+    profiles: list[ProfileVerdict] = Field(description="one verdict per profile, the run's profile's from the state the "
+                                           "launch was judged in")
+
+
 class ObjectRun(Model):
     """Everything one object did in one run."""
 
@@ -61,6 +86,9 @@ class ObjectRun(Model):
                                        "metadata (an unknown <prefix>_version, no or unreadable kernel_info, a format "
                                        "the object does not say): why; what this run recorded may not be what the "
                                        "loaders do on a GPU. Null for every format emu knows")
+
+    launch_feasibility: list[LaunchFeasibility] = Field(default_factory=empty_list, description="each launch call the run "
+                                                        "made, judged on every device profile (empty without a launch)")
 
     @property
     def fault(self) -> Fault | None:
