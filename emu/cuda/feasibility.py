@@ -114,7 +114,7 @@ _JUDGED_MAX = 256
 def _changes(runtime: CudaRuntime, kernel) -> tuple[tuple[int, int, bool], ...]:
     """(attribute, value, set to the device's largest value) for each settable attribute the loaders changed."""
     now = kernel.attributes[runtime.current_device]
-    initial = runtime._initial_attributes(kernel.name).values     # what the run's kernel was loaded with
+    initial = runtime.initial_attributes(kernel.name).values     # what the run's kernel was loaded with
     largest = runtime.device_attributes.get(OPTIN, 0) - now.get(A.SHARED_SIZE_BYTES, 0)
     return tuple((attr, now[attr], attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES and now[attr] == largest)
                  for attr in sorted(SETTABLE_FUNC_ATTRIBUTES) if attr in now and now[attr] != initial.get(attr))

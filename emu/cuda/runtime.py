@@ -84,14 +84,14 @@ class CudaRuntime:
         self.libraries[handle] = names
         for offset, name in enumerate(names):
             kernel_handle = first_kernel + offset if first_kernel is not None else self.fresh_handle()
-            initial = self._initial_attributes(name)
+            initial = self.initial_attributes(name)
             facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
             kernel = Kernel(name, kernel_handle, handle, {d: dict(initial.values) for d in range(self.config.device_count)},
                             initial.unknown, launch_limits(facts.cubin if facts is not None else None))
             self.kernels[kernel_handle] = kernel
             self._kernel_by_name[(handle, name)] = kernel
 
-    def _initial_attributes(self, name: str) -> KernelAttributes:
+    def initial_attributes(self, name: str) -> KernelAttributes:
         overrides = {**self.config.kernel_attributes.get("*", {}), **self.config.kernel_attributes.get(name, {})}
         facts = self._kernel_facts.get(name) or self._kernel_facts.get("*")
         if overrides or self.config.device_attributes:
