@@ -95,6 +95,8 @@ class ObjectCheck(Model):
     profile_source: Literal["chosen", "given", "default"] = Field(
         description="chosen: the first profile whose device runs the export's GPU binary; given: --profile; default: "
         "no profile emu has runs it (or there is none), so the first (h200)")
+    profile_measured: bool = Field(default=True, description="false when the profile's figures are published ones "
+                                   "(a100, b200), not measured on the device: the verdicts rest on them")
     metadata: Metadata = Field(default="checked", description="whether kernel_info could be checked against: checked; "
                                "none by design (4.3), which is no finding; else why not, which is a finding")
     unchecked: str | None = Field(default=None, description="what could not be checked and why")
@@ -158,7 +160,8 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
     result = build_record(ObjectCheck, dict(
         object=str(path), key=key, arch=image.arch, prefix=chosen.prefix, version=chosen.version,
         kernels=list(chosen.kernels), kernel_info={kernel: dict(attrs) for kernel, attrs in chosen.kernel_info.items()},
-        device_count=count, profile=used, profile_source=source, metadata=metadata, unchecked=unchecked,
+        device_count=count, profile=used, profile_source=source,
+        profile_measured=load_profile(used).measured, metadata=metadata, unchecked=unchecked,
         loaders=loaders, checks=checks, discrepancies=failed + sum(c.status != "ok" for c in checks), findings=[],
         error=None, exit_code=EXIT_OK))
     result.findings = object_findings(result)

@@ -30,8 +30,9 @@ def verdict(result: ObjectCheck) -> str:
 def show_object(result: ObjectCheck, baseline: bool = False) -> list[str]:
     if result.error:
         return [f"{result.object}: cannot check: {result.error}"]
+    published = "" if result.profile_measured else ", published figures, not measured"
     head = (f"{result.object} ({result.arch}, prefix {result.prefix}, profile {result.profile} "
-            f"({PROFILE_SOURCES[result.profile_source]}), {result.device_count} device(s)): ")
+            f"({PROFILE_SOURCES[result.profile_source]}{published}), {result.device_count} device(s)): ")
     lines = [head + verdict(result)]
     lines += [f"  {l.entry} stopped: {l.fault}" if l.fault else f"  {loader_outcome(l)}"
               for l in result.loaders if l.returned != 0]

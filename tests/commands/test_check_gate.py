@@ -24,11 +24,13 @@ NO_KERNEL_IMAGE = "209 NO_KERNEL_IMAGE_FOR_DEVICE"
 def test_each_object_runs_on_the_profile_whose_device_runs_its_binary(cli, name, profile):
     result = cli("check", "--json", fixture("x86_64", name))
     obj = result.json()["objects"][0]
-    assert (obj["profile"], obj["profile_source"]) == (profile, "chosen")
+    measured = profile == "h200"                                       # a100 and b200: published figures
+    assert (obj["profile"], obj["profile_source"], obj["profile_measured"]) == (profile, "chosen", measured)
     assert [l["returned"] for l in obj["loaders"]] == [0, 0]           # no 209: the device runs it
     assert result.code == (1 if "carveout" in name else 0)
     text = cli("check", fixture("x86_64", name)).out
-    assert f"profile {profile} (chosen: its device runs the GPU binary)" in text.splitlines()[0]
+    shown = "" if measured else ", published figures, not measured"
+    assert f"profile {profile} (chosen: its device runs the GPU binary{shown})" in text.splitlines()[0]
 
 
 def test_a_given_profile_is_used_and_the_209_it_causes_is_named(cli):
