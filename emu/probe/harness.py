@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 
 from .header import ExportHeader, Param, StructField
 
@@ -92,11 +93,13 @@ def wrapper_call(header: ExportHeader, args: dict) -> tuple[str, str]:
         if param.ctype in ("cudaStream_t", "CUstream"):
             passed.append(f"({param.ctype})0")
         elif param.pointer and param.ctype in header.structs:
-            setup += _struct_setup(param, header.structs[param.ctype], value if isinstance(value, dict) else {})
+            setup += _struct_setup(param, header.structs, value if isinstance(value, dict) else {})
             passed.append(f"&arg_{param.name}")
         elif param.pointer:
             setup.append(f"  void *arg_{param.name} = probe_alloc({DEFAULT_BYTES});\n")
             passed.append(f"({param.ctype} *)arg_{param.name}")
+        elif param.ctype in RAW_16BIT:
+            passed.append(_raw_16bit(param.ctype, value))
         else:
             passed.append(f"({param.ctype})({_scalar(param, value)})")
     call = (f"  int32_t wrapper_ret = {header.wrapper}(&module{''.join(', ' + p for p in passed)});\n"
@@ -112,16 +115,45 @@ def _scalar(param: Param, value) -> str:
     return str(int(value))
 
 
-def _struct_setup(param: Param, fields: list[StructField], given: dict) -> list[str]:
+# The 16-bit float scalars a header passes as CUDA's raw structs (cuda_fp16.h, cuda_bf16.h): no C++ cast
+# makes one from a number, so the harness fills its `x` with the value's bits.
+RAW_16BIT = {"__half_raw": "e", "__nv_bfloat16_raw": "bf16"}
+
+
+def _raw_16bit(ctype: str, value) -> str:
+    """An expression of a raw 16-bit float struct holding `value` (1.0 when none is given)."""
+    number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
+    if RAW_16BIT[ctype] == "e":
+        bits = struct.unpack("<H", struct.pack("<e", number))[0]
+    else:                                   # bfloat16: the upper half of the float32, rounded to nearest even
+        word = struct.unpack("<I", struct.pack("<f", number))[0]
+        bits = ((word + 0x7FFF + ((word >> 16) & 1)) >> 16) & 0xFFFF
+    return f"[] {{ {ctype} raw; raw.x = {bits:#06x}; return raw; }}()"
+
+
+def _struct_setup(param: Param, structs: dict[str, list[StructField]], given: dict) -> list[str]:
     var = f"arg_{param.name}"
-    lines = [f"  {param.ctype} {var};\n", f"  memset(&{var}, 0, sizeof {var});\n"]
-    values = {f.name: _field_values(f, given.get(f.name)) for f in fields if f.count}
+    return [f"  {param.ctype} {var};\n", f"  memset(&{var}, 0, sizeof {var});\n",
+            *_struct_fields(var, structs[param.ctype], structs, given)]
+
+
+def _struct_fields(var: str, fields: list[StructField], structs: dict[str, list[StructField]], given: dict) -> list[str]:
+    """Statements filling struct `var`: a tensor's buffer and modes, and each element of a list of tensors (an
+    array of another header struct, whose `count` is the array's length)."""
+    values = {f.name: _field_values(f, given.get(f.name)) for f in fields if f.count and f.ctype not in structs}
     nbytes = _buffer_bytes(values.get("dynamic_shapes", []), values.get("dynamic_strides", []))
+    elements = [f for f in fields if f.count and f.ctype in structs]
+    lines = []
     for f in fields:
         if f.pointer:
             lines.append(f"  {var}.{f.name} = ({f.ctype} *)probe_alloc({nbytes}ull);\n")
+        elif f.count and f.ctype in structs:
+            for i in range(f.count):
+                lines += _struct_fields(f"{var}.{f.name}[{i}]", structs[f.ctype], structs, {})
         elif f.count:
             lines += [f"  {var}.{f.name}[{i}] = ({f.ctype}){v};\n" for i, v in enumerate(values[f.name])]
+        elif f.name == "count" and elements:
+            lines.append(f"  {var}.count = {elements[0].count};\n")
         else:
             lines.append(f"  {var}.{f.name} = ({f.ctype}){_scalar(Param(f.ctype, False, f.name), given.get(f.name))};\n")
     return lines

@@ -112,8 +112,40 @@ CUDA_INCLUDE = _cuda_include()
 @pytest.mark.parametrize("path", [p for p in OBJECTS if p.stem in ("plain", "mixed", "sm80_carveout_25")][:6],
                          ids=lambda p: "/".join(p.parts[-3:]))
 def test_harness_compiles(path, tmp_path):
-    (tmp_path / "h.cpp").write_text(_generate(path, sweep=True))
-    shutil.copy(RUNTIME_HEADER, tmp_path)
-    done = subprocess.run(["c++", "-std=c++17", "-fsyntax-only", f"-I{CUDA_INCLUDE}", f"-I{tmp_path}", f"-I{path.parent}",
-                           str(tmp_path / "h.cpp")], capture_output=True, text=True)
+    _assert_compiles(_generate(path, sweep=True), path, tmp_path)
+
+
+def _assert_compiles(source: str, path: Path, folder: Path) -> None:
+    (folder / "h.cpp").write_text(source)
+    shutil.copy(RUNTIME_HEADER, folder)
+    done = subprocess.run(["c++", "-std=c++17", "-fsyntax-only", f"-I{CUDA_INCLUDE}", f"-I{folder}", f"-I{path.parent}",
+                           str(folder / "h.cpp")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# Real-world exports whose wrappers take a list of tensors (a header struct of structs) or a raw fp16 scalar.
+LISTS_AND_HALVES = [ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / f"{name}.o"
+                    for name in ("h2_elementwise_apply", "h3_two_lists", "h2_mixed_scalars")]
+
+
+def test_a_list_of_tensors_gets_each_element_and_its_count():
+    source = _generate(LISTS_AND_HALVES[0])
+    for i in (0, 1):
+        assert f"arg_inputs.elements[{i}].data = (void *)probe_alloc(" in source
+        assert f"arg_inputs.elements[{i}].dynamic_shapes[1] = (int32_t)128;" in source
+    assert "arg_inputs.count = 2;" in source and "(h2_elementwise_apply_Tensor_inputs_t)" not in source
+
+
+def test_a_raw_fp16_scalar_gets_its_bits():
+    from emu.probe.harness import _raw_16bit
+    source = _generate(LISTS_AND_HALVES[2], {"h": 0.5})
+    assert "[] { __half_raw raw; raw.x = 0x3800; return raw; }()" in source       # 0.5 in binary16
+    assert _raw_16bit("__half_raw", -2.0).endswith("raw.x = 0xc000; return raw; }()")
+    assert "raw.x = 0x3f80;" in _raw_16bit("__nv_bfloat16_raw", 1.0)              # bfloat16: float32's upper half
+    assert "raw.x = 0x3f81;" in _raw_16bit("__nv_bfloat16_raw", 1.0 + 3 * 2 ** -9)  # rounded to nearest even
+
+
+@pytest.mark.skipif(CUDA_INCLUDE is None or shutil.which("c++") is None, reason="needs CUDA's headers (the probe's build machine)")
+@pytest.mark.parametrize("path", LISTS_AND_HALVES, ids=lambda p: p.stem)
+def test_harnesses_of_lists_and_raw_halves_compile(path, tmp_path):
+    _assert_compiles(_generate(path), path, tmp_path)
