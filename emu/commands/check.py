@@ -24,7 +24,7 @@ from pydantic import Field
 
 from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import attribute_name
-from ..cuda.loading import library_image, profiles_running
+from ..cuda.object_profile import pick_profile
 from ..cuda.profile import PROFILES, load_profile
 from ..dsl.entries import EntrySpec, loaders_for_devices
 from ..dsl.exports import choose
@@ -174,15 +174,6 @@ def _unreadable(path: str, key: str | None, device_count: int | None, profile: s
                        device_count=default_device_count(profile) if device_count is None else device_count,
                        profile=profile or PROFILES[0], profile_source="default" if profile is None else "given",
                        error=error.message, exit_code=error.exit_code)
-
-
-def pick_profile(image, export, given: str | None) -> tuple[str, str]:
-    """(the profile, how it was picked): `given`, else the first whose device runs the export's GPU binary."""
-    if given is not None:
-        return given, "given"
-    binary = library_image(image, export.binary)
-    running = profiles_running(binary) if binary is not None and binary.error is None else []
-    return (running[0], "chosen") if running else (PROFILES[0], "default")
 
 
 def object_exit_code(result: ObjectCheck) -> int:

@@ -21,6 +21,7 @@ from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import kernel_attributes
 from ..cuda.launch_checks import NO_LIMITS, launch_limits
 from ..cuda.loading import library_image, load_verdict
+from ..cuda.object_profile import pick_profile
 from ..cuda.occupancy import LIMITERS, OVER_ATTRIBUTE_8, occupancy_limit
 from ..cuda.profile import PROFILES, DeviceProfile, load_profile
 from ..dsl.entries import EntrySpec
@@ -113,7 +114,6 @@ def _checked(values, what: str, low: int, high: int) -> tuple[int, ...]:
 
 
 def _export(path: str, image, export, several: bool, kernel: str | None, blocks, smem, carveout, given) -> ExportOccupancy:
-    from .check import pick_profile
     used, source = pick_profile(image, export, given)
     profile = load_profile(used)
     error, facts = load_verdict(library_image(image, export.binary), profile)
