@@ -34,12 +34,6 @@ def sources(arch: str) -> dict[str, str]:
     return {Path(p).stem: str(ROOT / p) for p in MANIFEST[arch]["inputs"]}
 
 
-def _fatbin(image, address: int) -> bytes:
-    segment = next(s for s in image.segments if s.address <= address < s.address + len(s.data))
-    start = address - segment.address
-    return segment.data[start:start + 16]
-
-
 @pytest.mark.parametrize("arch", ARCHES)
 def test_every_export_is_found_with_its_own_gpu_binary(arch):
     image, exports = load_image(combined(arch))
@@ -50,8 +44,8 @@ def test_every_export_is_found_with_its_own_gpu_binary(arch):
         assert export.kernels == alone.kernels and export.kernel_info == alone.kernel_info
         source = load_object(sources(arch)[export.name])
         binary = source.symbol_bytes(source.symbol(BINARY_SYMBOL))
-        laid_out = _fatbin(image, export.binary)
-        assert laid_out == binary[:16] and _fatbin(source_image, alone.binary) == laid_out
+        laid_out = image.read(export.binary, 16)                   # the fatbin header, as laid out
+        assert laid_out == binary[:16] and source_image.read(alone.binary, 16) == laid_out
 
 
 def _calls(run, image, binary: int) -> list[tuple]:
