@@ -222,6 +222,8 @@ class StubDispatcher:
             ret, outputs = yield from plan.family.behaviours[symbol](self.state(plan.family), arguments, guest)
             if outputs:
                 record["outputs"] = self.write_outputs(uc, plan, shown, outputs)
+            if guest.told:
+                record["args"] = {**shown, **guest.told}
         self.set_return(uc, ret)
         record["ret"], record["index"] = int(ret), len(self.calls)
         self.calls.append(_record(record))
@@ -274,6 +276,11 @@ class _StubGuest(StubLocals):
     def __init__(self, uc: Uc, dispatcher: StubDispatcher, symbol: str, stack_pointer: int):
         super().__init__(uc, stack_pointer, symbol)
         self.dispatcher = dispatcher
+        self.told: dict[str, str] = {}      # what the call's record shows beside its arguments (printf's text, say)
+
+    def tell(self, name: str, text: str) -> None:
+        """Show `text` as `name` beside the call's arguments in its record (the error a helper raised)."""
+        self.told[name] = text
 
     def injected(self, symbol: str) -> int | None:
         """The error injected into this inner call of `symbol` (scenario runtime.errors), counting it."""

@@ -132,7 +132,8 @@ def test_a_callback_may_call_a_stub_that_calls_back_and_an_import_is_a_callback(
                        ("cudaGetErrorName", "cuda_dialect_init_library_once", symbols[2][2]),     # asked again: 0
                        ("puts", "cuda_dialect_init_library_once", 13),                    # set_error is puts: an import
                        ("cuda_dialect_init_library_once", "run_mode", -1)]
-    assert [c.args for c in callbacks.calls[1:4]] == [{"error": 0}, {"error": 0}, {"s": "RuntimeError", "text": "RuntimeError\n"}]
+    assert [c.args for c in callbacks.calls[1:4]] == [{"error": 0, "text": "no error"}, {"error": 0, "text": "cudaSuccess"},
+                                                      {"s": "RuntimeError", "text": "RuntimeError\n"}]
     assert callbacks.call("after").returned == 8
 
 
