@@ -160,3 +160,26 @@ def test_a_tvm_ffi_entry_whose_cubin_the_device_cannot_run_raises_and_tries_agai
                               ("cudaGetErrorName", "cuda_dialect_init_library_once"),
                               ("TVMFFIErrorSetRaisedFromCStr", "cuda_dialect_init_library_once"),
                               ("cuda_dialect_init_library_once", "__tvm_ffi_vec_scale")]
+
+
+# -- errors injected by a scenario (runtime.errors) ---------------------------------------------------------------
+def _scenario_run(tmp_path: Path, errors: list[dict], which: int = 0) -> tuple[GuestRun, list[str]]:
+    run = GuestRun(compile_c(HERE / "scenarios.c", tmp_path, "x86_64", "scenarios"), RuntimeConfig(device_count=2, errors=errors))
+    assert run.call("scenario", which).fault is None
+    return run, as_native_lines(run.calls)
+
+
+def test_an_error_injected_into_the_inner_device_count_takes_the_helpers_error_path(tmp_path):
+    run, lines = _scenario_run(tmp_path, [{"symbol": "cudaGetDeviceCount", "error": "INITIALIZATION_ERROR", "every": True}])
+    assert lines[:8] == ["init(local, *library NULL) -> 0", "cudaGetDeviceCount -> 3, count 0", "cudaGetDeviceCount -> 3, count 0",
+                         "cudaGetErrorString(3)", "cudaGetDeviceCount -> 3, count 0", "cudaGetErrorName(3)",
+                         "set_error(RuntimeError, Got Cuda Runtime Error: cudaErrorInitializationError initialization error)",
+                         "init_library_once -> -1, slot NULL"]
+    assert [call.injected for call in run.calls if call.symbol == "cudaGetDeviceCount"] == [True] * 6    # 2 tries of 3
+
+
+def test_an_error_injected_into_the_helper_answers_at_once_calling_nothing(tmp_path):
+    run, lines = _scenario_run(tmp_path, [{"symbol": "cuda_dialect_init_library_once", "error": 999}])
+    assert lines[0] == "init_library_once -> 999, slot NULL"                 # then the second call loads
+    assert lines[1:3] == ["init(local, *library NULL) -> 0", "cudaGetDeviceCount -> 0, count 2"]
+    assert run.calls[0].symbol == "cuda_dialect_init_library_once" and run.calls[0].injected
