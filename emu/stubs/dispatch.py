@@ -189,7 +189,8 @@ class StubDispatcher:
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention: its family fills in
-        the record (emu.stubs.family), the return value goes back, the record joins the trace."""
+        the record (emu.stubs.family), the return value goes back, the record joins the trace.  A stub that calls
+        guest code is answered by the steps returned instead (`_steps`); None otherwise."""
         plan = plan or symbol_plan(symbol)
         if plan.calls_back:
             return self._steps(uc, symbol, caller, plan, *plan.decode(raw, uc),

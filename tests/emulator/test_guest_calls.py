@@ -82,10 +82,12 @@ static int load(void **library) {
     *library = (void *)0x1000;
     return mode == 4 ? 209 : 0;
 }
-int run_mode(int which, int null_load) {
+int run_mode(int which, int null_callback) {          /* null_callback 1: load is NULL; 2: set_error is */
     mode = which;
-    return cuda_dialect_init_library_once(&slot, null_load ? (load_fn)0 : load, 0, (set_error_fn)puts);
+    return cuda_dialect_init_library_once(&slot, null_callback == 1 ? (load_fn)0 : load, 0,
+                                          null_callback == 2 ? (set_error_fn)0 : (set_error_fn)puts);
 }
+int unmapped_slot(void) { return cuda_dialect_init_library_once((void **)0x10, load, 0, 0); }
 int after(void) { return slot == (void *)0x1000 ? 7 : 8; }
 void jump_to(unsigned long address) { ((void (*)(void))address)(); }
 """
@@ -154,3 +156,15 @@ def test_a_failing_load_reports_through_set_error_and_leaves_the_slot_empty(call
 def test_reaching_the_resume_address_without_a_waiting_stub_is_a_fault(callbacks):
     fault = callbacks.call("jump_to", GUEST_CALL_RESUME).fault
     assert fault.kind == "unmapped_fetch" and "with no stub waiting for a callee" in fault.message
+
+
+def test_a_null_callback_reached_after_others_ran_is_a_clear_fault(callbacks):
+    fault = callbacks.call("run_mode", 4, 2).fault          # load fails (three times), then set_error is NULL
+    assert fault.kind == "unmapped_fetch" and "calls its set_error at 0x0, which is NULL" in fault.message
+    assert [c.symbol for c in callbacks.calls] == ["cudaGetErrorString", "cudaGetErrorName"]     # never returned: unrecorded
+
+
+def test_an_unreadable_slot_is_the_stubs_failure(callbacks):
+    fault = callbacks.call("unmapped_slot").fault
+    assert fault.kind == "stub_error" and fault.message.startswith(
+        "unmapped_slot+0x") and "calls cuda_dialect_init_library_once: cannot read 8 bytes at 0x10: unmapped memory" in fault.message
