@@ -162,3 +162,19 @@ def test_a_wrapper_nothing_models_runs_its_own_code_and_its_real_runtime_call_is
         run = api.trace(library, entries=["cuda_init"])
     assert run.entries[0].fault.kind == "missing_stub" and "cudaGetLastError" in run.entries[0].fault.message
     assert run.entries[0].returned is None
+
+
+@pytest.mark.parametrize("arch, runtime", FORMS)
+def test_a_scenario_selects_an_export_of_a_library(libraries, tmp_path, arch, runtime):
+    scenario = tmp_path / "library.yaml"
+    scenario.write_text(f"""objects:
+  - path: {libraries[arch, runtime]}
+    export: cooperative
+    expect:
+      calls_in_order:
+        - {{symbol: _cudaFuncSetAttribute, entry: cuda_load, args: {{attr: NON_PORTABLE_CLUSTER_SIZE_ALLOWED, value: 1}}}}
+        - {{symbol: _cudaKernelSetAttributeForDevice, entry: cuda_load_to_device, args: {{attr: NON_PORTABLE_CLUSTER_SIZE_ALLOWED, value: 1, device: 0}}}}
+entries: [cuda_init, cuda_load, {{cuda_load_to_device: {{device: 0}}}}]
+""")
+    result = api.run_scenario(scenario)
+    assert result.passed, result
