@@ -219,8 +219,8 @@ def main(argv=None) -> None:
         link(find_runtime(args.dsl_python, args.aarch64_libdir))
     else:
         sys.path.insert(0, str(ROOT))
-        from tests.data.shared.native import record
-        record.record_all()
+        from tests.oracles import shared_native
+        shared_native.record_all()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,152 @@
+"""Native ground truth for shared libraries: `dlopen` each fixture under a recording CUDA runtime, run its loaders.
+
+tests/data/shared/native/ holds the C: `harness.c` (dlopen the library RTLD_NOW, dlsym each export's loaders,
+run cuda_init, cuda_load, cuda_load_to_device per device, as emu's `trace` does), and the recording stand-ins,
+each built on tests/fixtures/realworld/stubs.c so that they answer and print exactly as the realworld recorder:
+`librecording_cudart.so` (the plain runtime and driver behind a static-runtime library's own wrappers; loaded
+first with RTLD_GLOBAL), `libcute_dsl_runtime.so` (the `_cuda*` wrappers a `-lcute_dsl_runtime` library imports)
+and `libtvm_ffi.so`. `build(arch, work)` compiles them for x86-64 (cc) or AArch64 (aarch64-linux-gnu-gcc, run
+under `qemu-aarch64 -L /usr/aarch64-linux-gnu`); `record(library, built)` runs one library and returns its lines;
+`record_all()` writes the committed traces `tests/data/shared/<arch>/<name>.calls.json` (`make.py record`).
+
+Lines: `{"loaded": true}` after dlopen, `{"export": P}` starts an export's run, `{"dlclose": true}` comes
+before dlclose (a TVM-FFI library's destructor runs then); then STUBS_C's phases and calls (tests/oracles/recorder_lines.py);
+`{"runtime": ...}` lines are the plumbing behind a static-runtime wrapper (cudaGetDriverEntryPointByVersion,
+cuDeviceGet), `{"call": name, "unmodelled": true}` a runtime function nothing models.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.fixtures.realworld import native_recorder
+from tests.oracles.native_harness import Toolchain
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT / "tests" / "data" / "shared"
+NATIVE = SHARED / "native"
+STUBS = ROOT / "tests" / "fixtures" / "realworld"           # stubs.c
+MANIFEST = json.loads((SHARED / "MANIFEST.json").read_text())
+LIBRARIES = MANIFEST["libraries"]
+DEVICES = 2                                                  # stubs.c's device count: trace loads to each
+# What recording_cudart.c defines itself; every other runtime function a static-runtime library imports gets
+# an unmodelled recorder (unmodelled.c), so that dlopen(RTLD_NOW) binds every import as a CUDA process would.
+MODELLED = {"cudaGetDeviceCount", "cudaLibraryUnload", "cudaGetErrorName", "cudaGetErrorString", "cudaGetDevice",
+            "cudaDeviceGetAttribute", "cudaLibraryGetKernel", "cudaFuncSetAttribute", "cudaKernelSetAttributeForDevice",
+            "cudaLibraryLoadData", "cudaLaunchKernelExC", "cudaSetDevice", "cudaGetDriverEntryPointByVersion"}
+
+
+def toolchain(arch: str) -> Toolchain | None:
+    """A compiler that links shared objects for `arch`, and how to run its programs, or None."""
+    if arch == "x86_64" and shutil.which("cc"):
+        return Toolchain("x86_64", "cc", (), ())
+    if arch == "aarch64" and shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64"):
+        return Toolchain("aarch64", "aarch64-linux-gnu-gcc", (), ("qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"))
+    return None
+
+
+@dataclass(frozen=True)
+class Built:
+    tools: Toolchain
+    folder: Path            # the stand-ins, by the sonames the libraries need
+    harness: Path
+    cudart: Path
+
+
+def unmodelled_source() -> str:
+    names = sorted({name for lib in LIBRARIES for name in lib["runtime_imported"]
+                    if name.startswith("cuda") and not name.startswith("cuda_dialect") and name not in MODELLED})
+    return "int rec_unmodelled(const char *name);\n" + "".join(
+        f'__attribute__((visibility("default"))) int {name}(void) {{ return rec_unmodelled("{name}"); }}\n'
+        for name in names)
+
+
+def _compile(command: list[str]) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr}")
+
+
+def build(arch: str, work: Path) -> Built:
+    """Compile the harness and the recording stand-ins for `arch` into `work`."""
+    tools = toolchain(arch)
+    if tools is None:
+        raise RuntimeError(f"no toolchain here links and runs {arch} shared libraries")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "attributes.c").write_text(native_recorder.device_attribute_table())
+    (work / "unmodelled.c").write_text(unmodelled_source())
+    cc = [tools.compiler, "-O0", "-w", "-fPIC", "-I", str(STUBS)]
+    shared = [*cc, "-shared"]
+    cudart = work / "librecording_cudart.so"
+    _compile([*shared, "-fvisibility=hidden", "-o", str(cudart), str(NATIVE / "recording_cudart.c"),
+              str(work / "attributes.c"), str(work / "unmodelled.c")])
+    _compile([*shared, "-Wl,-soname,libcute_dsl_runtime.so", "-o", str(work / "libcute_dsl_runtime.so"),
+              str(NATIVE / "recording_dsl_runtime.c"), str(work / "attributes.c")])
+    _compile([*shared, "-Wl,-soname,libtvm_ffi.so", "-o", str(work / "libtvm_ffi.so"), str(NATIVE / "recording_tvm_ffi.c")])
+    harness = work / "harness"
+    _compile([*cc, "-o", str(harness), str(NATIVE / "harness.c"), "-ldl"])
+    return Built(tools, work, harness, cudart)
+
+
+def command(library: dict) -> list[str]:
+    """The harness's arguments after the recording runtime: the library, the device count, the loader prefixes."""
+    return [library["path"], str(DEVICES), *[export["loader_prefix"] for export in library["exports"]]]
+
+
+def record(library: dict, built: Built) -> list[dict]:
+    """Run one library's loaders natively (or under qemu) and return the recorded lines."""
+    env_flag = ["-E", f"LD_LIBRARY_PATH={built.folder}"] if built.tools.runner else []
+    runner = [*built.tools.runner, *env_flag]
+    env = None if built.tools.runner else {"LD_LIBRARY_PATH": str(built.folder), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([*runner, str(built.harness), str(built.cudart), *command(library)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120, env=env)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    if result.returncode != 0:
+        lines.append({"exit": result.returncode, "stderr": result.stderr[-2000:]})
+    return lines
+
+
+def trace_path(library: dict) -> Path:
+    return ROOT / (library["path"].removesuffix(".so") + ".calls.json")
+
+
+def committed_lines(library: dict) -> list[dict]:
+    return json.loads(trace_path(library).read_text())
+
+
+def by_export(lines: list[dict]) -> dict[str, list[dict]]:
+    """A library's lines split at each `{"export": P}`: P -> its lines."""
+    out: dict[str, list[dict]] = {}
+    current = None
+    for line in lines:
+        if "dlclose" in line:
+            break
+        if set(line) == {"export"}:
+            current = out.setdefault(line["export"], [])
+        elif current is not None:
+            current.append(line)
+    return out
+
+
+def shown_command(library: dict) -> str:
+    """The harness's command line as the MANIFEST shows it (BUILD: the folder `build` compiled into)."""
+    runner = " ".join(toolchain(library["arch"]).runner + (("-E", "LD_LIBRARY_PATH=BUILD") if library["arch"] != "x86_64" else ()))
+    prefix = "LD_LIBRARY_PATH=BUILD " if library["arch"] == "x86_64" else runner + " "
+    return prefix + " ".join(["BUILD/harness", "BUILD/librecording_cudart.so", *command(library)])
+
+
+def record_all() -> None:
+    """Record every library of both architectures, write the committed traces and name them in MANIFEST.json."""
+    with tempfile.TemporaryDirectory() as work:
+        built = {arch: build(arch, Path(work) / arch) for arch in ("x86_64", "aarch64")}
+        for library in LIBRARIES:
+            lines = record(library, built[library["arch"]])
+            trace_path(library).write_text("[\n" + ",\n".join(json.dumps(line) for line in lines) + "\n]\n")
+            library["native_trace"] = {"path": str(trace_path(library).relative_to(ROOT)), "command": shown_command(library),
+                                       "sha256": hashlib.sha256(trace_path(library).read_bytes()).hexdigest()}
+    (SHARED / "MANIFEST.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
