@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tests.fixtures.realworld import native_recorder
 from tests.oracles.native_harness import Toolchain
+from tests.oracles.recorder_lines import STUBS_C, recorder_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "tests" / "data" / "shared"
@@ -138,6 +139,34 @@ def shown_command(library: dict) -> str:
     runner = " ".join(toolchain(library["arch"]).runner + (("-E", "LD_LIBRARY_PATH=BUILD") if library["arch"] != "x86_64" else ()))
     prefix = "LD_LIBRARY_PATH=BUILD " if library["arch"] == "x86_64" else runner + " "
     return prefix + " ".join(["BUILD/harness", "BUILD/librecording_cudart.so", *command(library)])
+
+
+# -- the comparison -------------------------------------------------------------------------------------
+def comparable(lines: list[dict]) -> list[dict]:
+    """One export's native lines as STUBS_C compares them: the plumbing behind the wrappers left out."""
+    return STUBS_C.normalise([line for line in lines if "runtime" not in line])
+
+
+def emu_export(library: dict, export: dict):
+    """emu's export of the library that the native run called by `export`'s loader prefix (emu names it)."""
+    from emu.cache.loaded import load_image
+    _, exports = load_image(str(ROOT / library["path"]))
+    found = [e for e in exports if e.prefix == export["loader_prefix"]]
+    if not found:
+        raise AssertionError(f"{library['path']}: emu finds exports {[e.prefix for e in exports]}, "
+                             f"not {export['loader_prefix']}")
+    return found[0]
+
+
+def emu_lines(library: dict, export: dict) -> list[dict]:
+    """emu's run of one export's loaders (trace's: cuda_init, cuda_load, cuda_load_to_device per device), as
+    the recorder prints them."""
+    from emu.dsl.entries import loaders_for_devices
+    from emu.run.session import run_object
+    path = str(ROOT / library["path"])
+    name = emu_export(library, export).name
+    run = run_object(path, recorder_config(path, name), loaders_for_devices(DEVICES), export=name)
+    return STUBS_C.emu_lines(run)
 
 
 def record_all() -> None:
