@@ -59,9 +59,11 @@ class Built:
     cudart: Path
 
 
-def unmodelled_source() -> str:
-    names = sorted({name for lib in LIBRARIES for name in lib["runtime_imported"]
-                    if name.startswith("cuda") and not name.startswith("cuda_dialect") and name not in MODELLED})
+def unmodelled_source(extra_imports=()) -> str:
+    """C for every runtime function the fixtures (and `extra_imports`: another library's) import that nothing models."""
+    imported = {name for lib in LIBRARIES for name in lib["runtime_imported"]} | set(extra_imports)
+    names = sorted(name for name in imported
+                   if name.startswith("cuda") and not name.startswith("cuda_dialect") and name not in MODELLED)
     return "int rec_unmodelled(const char *name);\n" + "".join(
         f'__attribute__((visibility("default"))) int {name}(void) {{ return rec_unmodelled("{name}"); }}\n'
         for name in names)
@@ -73,14 +75,15 @@ def _compile(command: list[str]) -> None:
         raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr}")
 
 
-def build(arch: str, work: Path) -> Built:
-    """Compile the harness and the recording stand-ins for `arch` into `work`."""
+def build(arch: str, work: Path, extra_imports=()) -> Built:
+    """Compile the harness and the recording stand-ins for `arch` into `work` (`extra_imports`: runtime functions
+    another library imports, for running it too)."""
     tools = toolchain(arch)
     if tools is None:
         raise RuntimeError(f"no toolchain here links and runs {arch} shared libraries")
     work.mkdir(parents=True, exist_ok=True)
     (work / "attributes.c").write_text(native_recorder.device_attribute_table())
-    (work / "unmodelled.c").write_text(unmodelled_source())
+    (work / "unmodelled.c").write_text(unmodelled_source(extra_imports))
     cc = [tools.compiler, "-O0", "-w", "-fPIC", "-I", str(STUBS)]
     shared = [*cc, "-shared"]
     cudart = work / "librecording_cudart.so"
