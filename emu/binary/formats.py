@@ -1,8 +1,9 @@
 """The binary formats emu loads, and `load_binary`, which picks the one that accepts a file's bytes.
 
 A format turns a file's bytes into a `LoadedBinary` (emu.binary.image); what comes after
-loading never asks which format it was.  Adding a format (an ELF shared library, say) is
-its own module and a line in FORMATS, ahead of any format that would also accept its bytes.
+loading never asks which format it was.  Adding a format is
+its own module and a line in FORMATS, ahead of any format that would also accept its bytes: ET_REL
+objects (emu.binary.elf.relocatable) and ET_DYN shared libraries (emu.binary.elf.shared) today.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Protocol
 
 from .elf.reader import refusal
 from .elf.relocatable import ElfRelocatable
+from .elf.shared import ElfShared
 from .image import LoadedBinary
 
 
@@ -23,7 +25,7 @@ class BinaryFormat(Protocol):
         """The file laid out and relocated; ObjectFormatError with a precise message when it cannot be."""
 
 
-FORMATS: list[BinaryFormat] = [ElfRelocatable()]      # tried in order
+FORMATS: list[BinaryFormat] = [ElfRelocatable(), ElfShared()]      # tried in order
 
 
 def load_binary(raw: bytes, path: str, sha256: str) -> LoadedBinary:
