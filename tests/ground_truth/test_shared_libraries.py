@@ -28,6 +28,12 @@ ROOT = shared_native.ROOT
 LIBRARIES = shared_native.LIBRARIES
 EXPORTS = [(library, export) for library in LIBRARIES for export in library["exports"]]
 EXPORT_IDS = [f"{library['path'].removeprefix('tests/data/shared/')}:{export['name']}" for library, export in EXPORTS]
+# emu cannot yet tell how a TVM-FFI export's cuda_load takes the library when a file holds several: a TVM-FFI
+# object has no _version/_kernel_info/_args_spec, and kernel slots are attributed only to a file's only export
+# (emu.dsl.exports.discover), so the format is "unknown" and cuda_load is refused. Strict: fixing it fails here.
+TVM_FFI_GAP = pytest.mark.xfail(strict=True, reason="emu: a TVM-FFI export among several has an unknown format")
+EMU_CASES = [pytest.param(library, export, id=case, marks=[TVM_FFI_GAP] if export["abi"] == "tvm_ffi" else [])
+             for (library, export), case in zip(EXPORTS, EXPORT_IDS)]
 
 
 def _native(library: dict, export: dict, lines: list[dict]) -> list[dict]:
@@ -37,7 +43,7 @@ def _native(library: dict, export: dict, lines: list[dict]) -> list[dict]:
 
 
 @pytest.mark.oracle(oracles.NATIVE)
-@pytest.mark.parametrize("library,export", EXPORTS, ids=EXPORT_IDS)
+@pytest.mark.parametrize("library,export", EMU_CASES)
 def test_emu_loaders_match_committed_native_trace(library, export):
     native = shared_native.comparable(_native(library, export, shared_native.committed_lines(library)))
     assert sum("call" in line for line in native) >= 5, f"{library['native_trace']['path']}: too few calls"
@@ -77,7 +83,7 @@ def test_live_native_run_reproduces_committed_trace(library):
 
 
 @pytest.mark.oracle(oracles.NATIVE)
-@pytest.mark.parametrize("library,export", EXPORTS, ids=EXPORT_IDS)
+@pytest.mark.parametrize("library,export", EMU_CASES)
 def test_emu_loaders_match_live_native_run(library, export):
     native = shared_native.comparable(_native(library, export, _live_lines(library)))
     difference = first_difference(shared_native.emu_lines(library, export), native)
