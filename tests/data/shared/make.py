@@ -90,6 +90,8 @@ LIBRARIES = (
             covers="nvidia-cutlass-dsl 4.8.1 toy exports, three in one library"),
     Library("vec_scale.tvm_ffi.dyn", "cute_dsl_runtime", tuple(f"{TVM_OBJECTS}/{n}.o" for n, _ in TVM_EXPORTS),
             abi="tvm_ffi", arches=("x86_64",), covers="TVM-FFI exports for sm_90a and sm_100a, libcute_dsl_runtime.so"),
+    Library("vec_scale_sm_90a.tvm_ffi.static", "static_runtime", (f"{TVM_OBJECTS}/vec_scale_sm_90a.o",),
+            abi="tvm_ffi", arches=("x86_64",), covers="one TVM-FFI export, static runtime"),
     Library("vec_scale.tvm_ffi.static", "static_runtime", tuple(f"{TVM_OBJECTS}/{n}.o" for n, _ in TVM_EXPORTS),
             abi="tvm_ffi", arches=("x86_64",), covers="TVM-FFI exports for sm_90a and sm_100a, static runtime"),
 )
