@@ -182,3 +182,39 @@ def record_all() -> None:
             library["native_trace"] = {"path": str(trace_path(library).relative_to(ROOT)), "command": shown_command(library),
                                        "sha256": hashlib.sha256(trace_path(library).read_bytes()).hexdigest()}
     (SHARED / "MANIFEST.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
+
+
+# -- any other library (a third-party wheel's): `python -m tests.oracles.shared_native LIB.so [x86_64|aarch64]` ----
+def describe(path: Path, arch: str) -> dict:
+    """A library entry like MANIFEST's for a file outside the fixtures: its loader prefixes from its dynamic symbols."""
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(path)], check=True, capture_output=True, text=True).stdout
+    prefixes = sorted(name.removesuffix("_cuda_load_to_device") for name in (line.split()[-1] for line in symbols.splitlines())
+                      if name.endswith("_cuda_load_to_device") and not name.startswith("_mlir_"))
+    return {"path": str(path.resolve()), "arch": arch,
+            "exports": [{"name": p.removeprefix("__cute_internal_"), "loader_prefix": p} for p in prefixes]}
+
+
+def compare_library(path: Path, arch: str) -> list[str]:
+    """Record `path` natively under the recording runtime and compare each export with emu: one line per export."""
+    from tests.oracles.recorder_lines import first_difference
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(path)], check=True, capture_output=True, text=True).stdout
+    library = describe(path, arch)
+    with tempfile.TemporaryDirectory() as work:
+        built = build(arch, Path(work), [line.split()[-1].split("@")[0] for line in undefined.splitlines()])
+        runs = by_export(record(library, built))
+    report = []
+    for export in library["exports"]:
+        native = comparable(runs.get(export["loader_prefix"], []))
+        try:
+            difference = first_difference(emu_lines(library, export), native)
+        except Exception as error:      # emu refused: say so, as the comparison's answer
+            difference = f"emu: {type(error).__name__}: {error}"
+        calls = sum("call" in line for line in native)
+        report.append(f"{export['loader_prefix']}: {calls} native calls, "
+                      + ("emu matches call for call" if difference is None else f"differs: {difference}"))
+    return report
+
+
+if __name__ == "__main__":
+    import sys
+    print("\n".join(compare_library(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "x86_64")))
