@@ -13,8 +13,10 @@ the `.o` it was linked from: linking into a library changes nothing the loaders 
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -57,6 +59,7 @@ def _built(arch: str) -> shared_native.Built | None:
     if shared_native.toolchain(arch) is None:
         return None
     work = Path(tempfile.mkdtemp(prefix=f"shared-native-{arch}-"))
+    atexit.register(shutil.rmtree, work, True)
     return shared_native.build(arch, work)
 
 
