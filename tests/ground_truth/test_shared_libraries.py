@@ -10,6 +10,10 @@ wrapper is left out, since emu answers the wrapper itself). The recorder is also
 toolchain is here (CI installs both: .ci/install-toolchains.sh): it must reproduce the committed trace, and emu
 must match the live run. And a library's native lines for an export equal the realworld corpus's native run of
 the `.o` it was linked from: linking into a library changes nothing the loaders do.
+
+Launches: for every realworld export in a library, the corpus's own harness (native_recorder.harness_source: the
+export's header, its Kernel_Module_Load, the launch with `<prefix>.args.json`) linked with the library instead of
+the object runs natively; emu's run of the same entries must match it, and it must match the `.o`'s corpus run.
 """
 from __future__ import annotations
 
@@ -106,6 +110,43 @@ def test_library_loaders_call_what_the_object_called(library, export):
     corpus = json.loads((ROOT / (export["object"].removesuffix(".o") + ".calls.json")).read_text())
     theirs = shared_native.comparable(phase_slice(corpus, "cuda_init", "module_load"))
     assert ours[:first_load_to_device] == theirs
+
+
+LAUNCHES = [(library, export) for library, export in EXPORTS if shared_native.launchable(export)]
+LAUNCH_IDS = [f"{lib['path'].removeprefix('tests/data/shared/')}:{e['name']}" for lib, e in LAUNCHES]
+
+
+@pytest.mark.oracle(oracles.NATIVE)
+@pytest.mark.parametrize("library,export", LAUNCHES, ids=LAUNCH_IDS)
+def test_emu_launch_matches_committed_native_run(library, export):
+    """The export's own header, linked with the library, loads it (Kernel_Module_Load) and launches it with the
+    realworld corpus's arguments natively; emu's run of the same entries must agree call for call."""
+    native = shared_native.comparable(shared_native.committed_launches(library)[export["name"]])
+    assert any(line.get("call") == "cudaLaunchKernelEx" for line in native)
+    difference = first_difference(shared_native.emu_launch_lines(library, export), native)
+    assert difference is None, (f"{library['path']} export {export['name']}: emu's launch differs from the committed "
+                                f"native run {library['native_launches']['path']}\n{difference}")
+
+
+@pytest.mark.parametrize("library,export", LAUNCHES, ids=LAUNCH_IDS)
+def test_library_launch_calls_what_the_object_called(library, export):
+    """Loaded and launched through the library, the export makes the realworld corpus's native run of its `.o`."""
+    corpus = json.loads((ROOT / (export["object"].removesuffix(".o") + ".calls.json")).read_text())
+    ours = shared_native.comparable(shared_native.committed_launches(library)[export["name"]])
+    assert ours == shared_native.comparable(corpus)
+
+
+@pytest.mark.parametrize("library,export", LAUNCHES, ids=LAUNCH_IDS)
+def test_live_launch_reproduces_committed_run(library, export):
+    """The launch harness rebuilt here prints the committed run (but `arg0_data`: 8 bytes read through the launch's
+    first argument pointer, which the comparison with emu leaves out; for a TMA descriptor they are stack bytes)."""
+    built = _built(library["arch"])
+    if built is None:
+        pytest.skip(f"no toolchain here links and runs {library['arch']} shared libraries")
+    live = shared_native.record_launch(library, export, built)
+    committed = shared_native.committed_launches(library)[export["name"]]
+    strip = lambda lines: [{k: v for k, v in line.items() if k != "arg0_data"} for line in lines]  # noqa: E731
+    assert strip(live) == strip(committed)
 
 
 def test_every_library_and_export_is_traced():

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tests.fixtures.realworld import native_recorder
 from tests.oracles.native_harness import Toolchain
-from tests.oracles.recorder_lines import STUBS_C, recorder_config
+from tests.oracles.recorder_lines import LOADER_ENTRIES, STUBS_C, recorder_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "tests" / "data" / "shared"
@@ -104,15 +104,7 @@ def command(library: dict) -> list[str]:
 
 def record(library: dict, built: Built) -> list[dict]:
     """Run one library's loaders natively (or under qemu) and return the recorded lines."""
-    env_flag = ["-E", f"LD_LIBRARY_PATH={built.folder}"] if built.tools.runner else []
-    runner = [*built.tools.runner, *env_flag]
-    env = None if built.tools.runner else {"LD_LIBRARY_PATH": str(built.folder), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([*runner, str(built.harness), str(built.cudart), *command(library)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120, env=env)
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
-    if result.returncode != 0:
-        lines.append({"exit": result.returncode, "stderr": result.stderr[-2000:]})
-    return lines
+    return _run([str(built.harness), str(built.cudart), *command(library)], built)
 
 
 def trace_path(library: dict) -> Path:
@@ -121,6 +113,19 @@ def trace_path(library: dict) -> Path:
 
 def committed_lines(library: dict) -> list[dict]:
     return json.loads(trace_path(library).read_text())
+
+
+def launches_path(library: dict) -> Path:
+    return ROOT / (library["path"].removesuffix(".so") + ".launches.json")
+
+
+def committed_launches(library: dict) -> dict[str, list[dict]]:
+    """The committed launch runs of a library's launchable exports: export name -> lines."""
+    return json.loads(launches_path(library).read_text())
+
+
+def _json_lines(lines: list[dict]) -> str:
+    return "[\n" + ",\n".join(json.dumps(line) for line in lines) + "\n]"
 
 
 def by_export(lines: list[dict]) -> dict[str, list[dict]]:
@@ -142,6 +147,46 @@ def shown_command(library: dict) -> str:
     runner = " ".join(toolchain(library["arch"]).runner + (("-E", "LD_LIBRARY_PATH=BUILD") if library["arch"] != "x86_64" else ()))
     prefix = "LD_LIBRARY_PATH=BUILD " if library["arch"] == "x86_64" else runner + " "
     return prefix + " ".join(["BUILD/harness", "BUILD/librecording_cudart.so", *command(library)])
+
+
+# -- launches: the export's own header, linked with the library -------------------------------------------
+def launchable(export: dict) -> bool:
+    """A realworld export has the header and the launch arguments its corpus run used."""
+    return export["abi"] == "cute" and (ROOT / export["object"]).with_suffix(".args.json").exists()
+
+
+def launch_args(export: dict) -> dict:
+    return json.loads((ROOT / export["object"]).with_suffix(".args.json").read_text())["args"]
+
+
+def record_launch(library: dict, export: dict, built: Built) -> list[dict]:
+    """The realworld recorder's run of one export (cuda_init, cuda_load, cuda_load_to_device(0), the header's
+    Kernel_Module_Load, the launch with the corpus's arguments: native_recorder.harness_source), its harness
+    linked with the library instead of the object: the header's calls go through the library's dynamic symbols."""
+    obj, prefix = ROOT / export["object"], export["name"]
+    header = obj.with_suffix(".h")
+    source = native_recorder.harness_source(prefix, header, native_recorder.wrapper_params(header, prefix),
+                                            launch_args(export))
+    work = built.folder / "launch" / f"{Path(library['path']).stem}.{prefix}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "harness.c").write_text(source)
+    exe = work / "harness"
+    wraps = [f"-Wl,--wrap=_mlir_{prefix}_{name}" for name in ("cuda_init", "cuda_load_to_device")]
+    _compile([built.tools.compiler, "-O0", "-w", "-I", str(STUBS / "include"), "-I", str(header.parent), "-o", str(exe),
+              str(work / "harness.c"), str(built.cudart), str(ROOT / library["path"]), f"-L{built.folder}",
+              f"-Wl,-rpath-link,{built.folder}", *wraps])
+    return _run([str(exe)], built)
+
+
+def _run(argv: list[str], built: Built) -> list[dict]:
+    """Run a harness natively (or under qemu) with the stand-ins first on the library path."""
+    runner = [*built.tools.runner, *(["-E", f"LD_LIBRARY_PATH={built.folder}"] if built.tools.runner else [])]
+    env = None if built.tools.runner else {"LD_LIBRARY_PATH": str(built.folder), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([*runner, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    if result.returncode != 0:
+        lines.append({"exit": result.returncode, "stderr": result.stderr[-2000:]})
+    return lines
 
 
 # -- the comparison -------------------------------------------------------------------------------------
@@ -172,15 +217,36 @@ def emu_lines(library: dict, export: dict) -> list[dict]:
     return STUBS_C.emu_lines(run)
 
 
+def emu_launch_lines(library: dict, export: dict) -> list[dict]:
+    """emu's run of the realworld recorder's sequence for one export of the library (LOADER_ENTRIES, then the launch
+    with the corpus's arguments), as the recorder prints it."""
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
+    path = str(ROOT / library["path"])
+    name = emu_export(library, export).name
+    entries = [EntrySpec.model_validate(spec) for spec in [*LOADER_ENTRIES, {"launch": {"args": launch_args(export)}}]]
+    return STUBS_C.emu_lines(run_object(path, recorder_config(path, name), entries, export=name))
+
+
 def record_all() -> None:
     """Record every library of both architectures, write the committed traces and name them in MANIFEST.json."""
     with tempfile.TemporaryDirectory() as work:
         built = {arch: build(arch, Path(work) / arch) for arch in ("x86_64", "aarch64")}
         for library in LIBRARIES:
             lines = record(library, built[library["arch"]])
-            trace_path(library).write_text("[\n" + ",\n".join(json.dumps(line) for line in lines) + "\n]\n")
+            trace_path(library).write_text(_json_lines(lines) + "\n")
             library["native_trace"] = {"path": str(trace_path(library).relative_to(ROOT)), "command": shown_command(library),
                                        "sha256": hashlib.sha256(trace_path(library).read_bytes()).hexdigest()}
+            launches = {e["name"]: record_launch(library, e, built[library["arch"]])
+                        for e in library["exports"] if launchable(e)}
+            if launches:
+                launches_path(library).write_text("{\n" + ",\n".join(f"{json.dumps(name)}: {_json_lines(lines)}"
+                                                                     for name, lines in launches.items()) + "\n}\n")
+                library["native_launches"] = {
+                    "path": str(launches_path(library).relative_to(ROOT)),
+                    "command": "record_launch: tests/fixtures/realworld/native_recorder.py's harness_source for the export's "
+                               "header and args.json, linked with BUILD/librecording_cudart.so and the library, run as above",
+                    "sha256": hashlib.sha256(launches_path(library).read_bytes()).hexdigest()}
     (SHARED / "MANIFEST.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
 
 
