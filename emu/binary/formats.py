@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .elf.reader import refusal
+from .elf.reader import ObjectFile, parse_object, read_object_bytes, refusal
 from .elf.relocatable import ElfRelocatable
 from .elf.shared import ElfShared
+from .elf.shared_object import is_shared_library, parse_shared_object
 from .image import LoadedBinary
 
 
@@ -33,4 +34,16 @@ def load_binary(raw: bytes, path: str, sha256: str) -> LoadedBinary:
     for binary_format in FORMATS:
         if binary_format.accepts(raw):
             return binary_format.load(raw, path, sha256)
+    raise refusal(raw, path)
+
+
+def parse_file(path: str) -> ObjectFile:
+    """A file's sections and symbols without laying it out (what `inspect` shows): an object's ObjectFile, or a
+    shared library's SharedObject (the same tables, its symbol values counted from their sections)."""
+    path = str(path)
+    raw = read_object_bytes(path)
+    if ElfRelocatable.accepts(raw):
+        return parse_object(raw, path)
+    if is_shared_library(raw):
+        return parse_shared_object(raw, path)
     raise refusal(raw, path)

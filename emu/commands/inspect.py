@@ -24,7 +24,8 @@ from ..cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from ..dsl.generations import recognise
 from ..gpu_binary.fatbin import HEADER, FatbinError, FatbinInfo, parse_fatbin
 from ..support.model import Model
-from ..binary.elf.reader import ObjectFile, load_object
+from ..binary.elf.reader import ObjectFile
+from ..binary.formats import parse_file
 from ..binary.elf.shared_object import SharedObject
 
 ENTRIES = tuple(name for name in ENTRY_NAMES if name != "module_load")   # module_load is header code, not a symbol
@@ -119,7 +120,7 @@ class InspectResult(Model):
 
 def inspect_object(path: str) -> list[InspectResult]:
     """Read `path` statically, one result per export; raises ObjectFormatError (an EmuError, exit 2) for bad input."""
-    obj = load_object(path)
+    obj = parse_file(path)
     library = _library(path) if isinstance(obj, SharedObject) else None
     exports = discover(obj)
     if library is not None and library[0].symbol_table == ".dynsym":

@@ -28,6 +28,7 @@ ET_REL, ET_DYN = 1, 3
 MACHINES = {machine: entry.name for machine, entry in BY_MACHINE.items()}     # ELF e_machine -> emu's name
 
 MAX_OBJECT_BYTES = 256 << 20
+PASS = "pass the .o that export_to_c wrote or a shared library linked from it"
 MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
 
 
@@ -174,15 +175,10 @@ def read_object_bytes(path: str, size: int | None = None) -> bytes:
 
 
 def load_object(path: str | Path) -> ObjectFile:
-    """Parse and validate the relocatable object (or shared library) at `path`; ObjectFormatError with a precise message."""
+    """Parse and validate the relocatable object at `path` (a library: emu.binary.formats.parse_file)."""
     path = str(path)
     raw = read_object_bytes(path)
-    kind = elf_type(raw)
-    if kind == ET_DYN:          # a shared library: its sections and symbols read the same way (tools that show them)
-        from .shared_object import is_shared_library, parse_shared_object
-        if is_shared_library(raw):
-            return parse_shared_object(raw, path)
-    if kind != ET_REL:
+    if elf_type(raw) != ET_REL:
         raise refusal(raw, path)
     return parse_object(raw, path)
 
@@ -201,8 +197,7 @@ def refusal(raw: bytes, path: str) -> ObjectFormatError:
     e_type, = struct.unpack_from("<H", raw, 16)
     what = {2: "an executable (ET_EXEC)", 3: "a PIE executable (ET_DYN with a program interpreter)",
             4: "a core dump (ET_CORE)"}.get(e_type, f"ELF type {e_type}")
-    return ObjectFormatError(f"this is {what}, neither a relocatable object (ET_REL) nor a shared library; pass the .o "
-                             "that export_to_c wrote or a shared library linked from it", path=path)
+    return ObjectFormatError(f"this is {what}, neither a relocatable object (ET_REL) nor a shared library; {PASS}", path=path)
 
 
 def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -> ObjectFile:
@@ -349,8 +344,7 @@ def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
 
 
 def decode_symbols(data: bytes, strtab: bytes, sections_count: int, path: str) -> list[Symbol]:
-    """Elf64_Sym entries (`data`, a multiple of 24 bytes) with their names from `strtab`, checked against the
-    number of sections: an object's .symtab, a shared library's .symtab or .dynsym."""
+    """Elf64_Sym entries (24 bytes each) named from `strtab`, section indexes checked: .symtab, a library's .dynsym."""
     if not data:
         return []
     # Elf64_Sym: st_name (u32), st_info (u8), st_other (u8), st_shndx (u16), st_value, st_size (u64)

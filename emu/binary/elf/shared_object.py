@@ -18,7 +18,7 @@ from .dynamic import (DF_1_PIE, DT_FLAGS_1, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_
                       DT_RELAENT, DT_RELASZ, DT_SYMENT, DT_SYMTAB, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD, REFUSED_TAGS,
                       AddressMap, Dynamic, ProgramHeader, Table, dynamic_strings, has_interpreter, program_headers,
                       read_dynamic, sized_table, string_at)
-from .reader import (ET_DYN, MACHINES, RELA_ENTRY, SHN_LORESERVE, SHT_NOBITS, SHT_NULL, SHT_SYMTAB, ObjectFile, Section,
+from .reader import (ET_DYN, MACHINES, PASS, RELA_ENTRY, SHN_LORESERVE, SHT_NOBITS, SHT_NULL, SHT_SYMTAB, ObjectFile, Section,
                      Symbol, check_header, decode_symbols, elf_type)
 
 SHT_DYNSYM = 11
@@ -55,8 +55,7 @@ def parse_shared_object(raw: bytes, path: str = "<bytes>", sha256: str | None = 
     dynamic = read_dynamic(raw, dynamic_header, path)
     flags = dynamic.get(DT_FLAGS_1) or 0
     if flags & DF_1_PIE:
-        raise ObjectFormatError("this is a PIE executable (DT_FLAGS_1 has DF_1_PIE), not a shared library; pass the .o "
-                                "that export_to_c wrote or a shared library linked from it", path=path)
+        raise ObjectFormatError(f"this is a PIE executable (DT_FLAGS_1 has DF_1_PIE), not a shared library; {PASS}", path=path)
     for tag, what in REFUSED_TAGS.items():
         if tag in dynamic.entries:
             raise ObjectFormatError(f"the dynamic section at offset {dynamic.offset:#x} has {what}, which emu does not "
