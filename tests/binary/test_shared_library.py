@@ -9,8 +9,10 @@ bytes.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,7 @@ from emu.binary.elf.shared import LIBRARY_BASE
 from emu.binary.image import PERM_R, PERM_W, PERM_X
 from emu.cache.loaded import load_image
 from emu.errors import UnknownFormatWarning
-from tests.binary.shared_build import EXPORTS, REALWORLD, link, runtime_folder
+from tests.binary.shared_build import EXPORTS, REALWORLD, ROOT, link, runtime_folder
 
 BOTH = ["x86_64", "aarch64"]
 FORMS = [("x86_64", "dynamic"), ("x86_64", "static"), ("aarch64", "dynamic")]
@@ -47,9 +49,10 @@ def _where(image, value, named: bool):
     if not isinstance(value, int) or not any(s.address <= value < s.address + len(s.data) for s in image.segments):
         return value
     if named:
-        for name, address in image.data_symbols.items():
-            if address <= value < address + max(image.sizes.get(name, 0), 1):
-                return ("in the binary", name, value - address)
+        for name in image.data_symbols:                    # sized symbols only: not AArch64's $d, $x markers
+            for address in image.addresses(name):          # a local each export of a library defines
+                if address <= value < address + image.sizes.get(name, 0):
+                    return ("in the binary", name, value - address)
     return ("in the binary",)
 
 
@@ -178,3 +181,18 @@ entries: [cuda_init, cuda_load, {{cuda_load_to_device: {{device: 0}}}}]
 """)
     result = api.run_scenario(scenario)
     assert result.passed, result
+
+
+def _committed_exports() -> list[tuple[str, str, str]]:
+    """(library, export, the .o it was linked from) of every CuTe-ABI library in tests/data/shared (MANIFEST.json):
+    both architectures, both runtimes (the AArch64 static archive included), several exports per library."""
+    manifest = json.loads((ROOT / "tests" / "data" / "shared" / "MANIFEST.json").read_text())
+    return [(library["path"], export["name"], export["object"]) for library in manifest["libraries"]
+            if library["abi"] == "cute" for export in library["exports"]]
+
+
+@pytest.mark.parametrize("library, export, source", _committed_exports())
+def test_every_export_of_a_committed_library_runs_as_its_object(tmp_path, library, export, source):
+    alone = tmp_path / Path(source).name
+    shutil.copy(ROOT / source, alone)
+    assert _calls(ROOT / library, export) == _calls(alone, export)
