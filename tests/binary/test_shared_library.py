@@ -196,3 +196,18 @@ def test_every_export_of_a_committed_library_runs_as_its_object(tmp_path, librar
     alone = tmp_path / Path(source).name
     shutil.copy(ROOT / source, alone)
     assert _calls(ROOT / library, export) == _calls(alone, export)
+
+
+def test_a_library_read_back_from_the_image_store_is_the_one_built(libraries):
+    from emu.cache import image_store, loaded
+
+    path = str(libraries["aarch64", "dynamic"])
+    built, built_exports = load_image(path)
+    loaded._CACHE.clear()
+    stored = image_store.load(built.sha256, path)
+    assert stored is not None
+    image, exports = stored
+    assert (image.format, image.arch, image.extras["library"]) == ("elf-shared", "aarch64", built.extras["library"])
+    assert [(s.address, s.data, s.perms) for s in image.segments] == [(s.address, s.data, s.perms) for s in built.segments]
+    assert exports == built_exports and image.duplicates == built.duplicates
+    assert image.obj.symbol("cooperative_cuda_init").value == built.obj.symbol("cooperative_cuda_init").value
