@@ -188,6 +188,6 @@ def _relocation_tables(dynamic: Dynamic, addresses: AddressMap, sections: list[S
 
 def _from_sections(symbols: list[Symbol], section_addresses: list[int]) -> list[Symbol]:
     """Symbols with values counted from their section's start, as in a relocatable object."""
-    count = len(section_addresses)
-    return [symbol._replace(value=symbol.value - section_addresses[symbol.shndx])
-            if 0 < symbol.shndx < SHN_LORESERVE and symbol.shndx < count else symbol for symbol in symbols]
+    count = min(len(section_addresses), SHN_LORESERVE)
+    return [_new(Symbol, (index, name, value - section_addresses[shndx] if 0 < shndx < count else value, size, kind,
+                          binding, shndx)) for index, name, value, size, kind, binding, shndx in symbols]
