@@ -81,7 +81,7 @@ def _span(obj: SharedObject, file_size: int) -> tuple[int, int]:
         if load.offset + load.filesz > file_size:
             raise ObjectFormatError(f"{where} reads {load.filesz:#x} bytes at offset {load.offset:#x}, past the end of "
                                     f"the file ({file_size} bytes)", path=path)
-        if load.memsz > LIBRARY_SPAN or load.vaddr > (1 << 48):
+        if load.memsz > LIBRARY_SPAN:
             raise ObjectFormatError(f"{where} asks for {load.memsz:#x} bytes of memory; emu maps a library of at most "
                                     f"{LIBRARY_SPAN >> 20} MiB", path=path)
         if previous is not None and previous.vaddr + previous.memsz > load.vaddr:
@@ -177,6 +177,8 @@ def _pages(obj: SharedObject) -> list[tuple[int, int, int]]:
     different permissions share are refused (emu maps each page with one set)."""
     runs = []
     for load in obj.loads:
+        if not load.memsz:
+            continue                  # maps nothing
         perms = PERM_R | (PERM_W if load.flags & PF_W else 0) | (PERM_X if load.flags & PF_X else 0)
         runs.append((load.vaddr & ~(PAGE - 1), page_up(load.vaddr + load.memsz), perms, load.index))
     if obj.relro is not None:
