@@ -133,6 +133,9 @@ def test_a_stripped_library_finds_each_gpu_binary_by_its_fatbin_header(libraries
     assert image.extras["library"]["symbol_table"] == ".dynsym" and "kernels_binary" not in image.data_symbols
     assert [(e.name, e.binary) for e in exports] == [(e.name, e.binary) for e in full_exports]
     assert _calls(stripped, "dynamic_smem", named=False) == _calls(libraries["x86_64", "static"], "dynamic_smem", named=False)
+    shown, full_shown = api.inspect(stripped, export="cooperative"), api.inspect(libraries["x86_64", "static"], export="cooperative")
+    assert shown.library.symbol_table == ".dynsym" and shown.binary.symbol.startswith("fatbin at 0x")
+    assert shown.binary.fatbin == full_shown.binary.fatbin and full_shown.binary.symbol == "kernels_binary"
 
 
 @pytest.mark.parametrize("arch", BOTH)
