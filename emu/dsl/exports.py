@@ -134,13 +134,18 @@ def _binaries(obj: ObjectFile, image: LoadedBinary | None, prefixes: list[str]) 
     """Each export's GPU binary address, paired in link order (see the module's docstring).
 
     One export takes the object's `kernels_binary`.  Several take one each, paired by address
-    with the exports' cuda_init; a count that does not match is refused, never guessed.
+    with the exports' cuda_init; a count that does not match is refused, never guessed.  A library
+    stripped of them pairs the fatbins found by their headers the same way, one export or several.
     """
     if image is None:
         return dict.fromkeys(prefixes)
-    binaries = image.addresses(BINARY_SYMBOL) or stripped_library_binaries(image)
+    binaries = image.addresses(BINARY_SYMBOL)
+    if not binaries and image.extras.get("library", {}).get("symbol_table") == ".dynsym":     # stripped: never guessed
+        binaries = stripped_library_binaries(image)
+        what = f"fatbins found by their headers (the library is stripped of its {BINARY_SYMBOL} symbols)"
+        return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"], binaries, obj.path, what)
     if len(prefixes) == 1:
-        return {prefixes[0]: binaries[0] if len(binaries) == 1 else image.data_symbols.get(BINARY_SYMBOL)}
+        return {prefixes[0]: image.data_symbols.get(BINARY_SYMBOL)}
     return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"], binaries, obj.path)
 
 
@@ -170,12 +175,12 @@ def stripped_library_binaries(image: LoadedBinary) -> list[int]:
     return found
 
 
-def in_link_order(prefixes: list[str], code_place, binaries: list, path: str) -> dict:
+def in_link_order(prefixes: list[str], code_place, binaries: list, path: str, what: str = f"{BINARY_SYMBOL} symbols") -> dict:
     """Each export's GPU binary among `binaries` (anything ordered by where it lies), paired in link order with
     the exports ordered by `code_place(prefix)`; a count that does not match is refused."""
     if len(binaries) != len(prefixes):
-        raise ObjectFormatError(f"{len(prefixes)} exports ({', '.join(prefixes)}) but {len(binaries)} {BINARY_SYMBOL} "
-                                "symbols: emu cannot tell which GPU binary each export loads", path=path)
+        raise ObjectFormatError(f"{len(prefixes)} exports ({', '.join(prefixes)}) but {len(binaries)} {what}: "
+                                "emu cannot tell which GPU binary each export loads", path=path)
     return dict(zip(sorted(prefixes, key=code_place), sorted(binaries)))
 
 
