@@ -3,7 +3,7 @@
 #   cc                       links x86-64 fixtures with the recording stubs   (build-essential)
 #   aarch64-linux-gnu-gcc    links AArch64 fixtures statically                (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)
 #   qemu-aarch64             runs them on an x86-64 machine                   (qemu-user)
-# Users: tests/ground_truth/ (native traces, patched check objects, the seed's record_loader.c),
+# Users: tests/ground_truth/ (native traces, patched check objects, the seed's record_loader.c, shared libraries),
 # tests/binary/test_hostile_input.py (cc).  Idempotent: installs only what is missing (apt-get, as root or with
 # passwordless sudo).  Exit 0 only when a C program was compiled and run for each architecture;
 # otherwise exit 1 naming what is missing (.ci/run then says so and fails, see there).
@@ -46,4 +46,9 @@ cc -o "$work/ok-x86_64" "$work/ok.c" 2>"$work/err" || fail "cc cannot link a C p
 aarch64-linux-gnu-gcc -static -o "$work/ok-aarch64" "$work/ok.c" 2>"$work/err" \
   || fail "aarch64-linux-gnu-gcc -static cannot link a C program: $(cat "$work/err")"
 [ "$(qemu-aarch64 "$work/ok-aarch64")" = ok ] || fail "qemu-aarch64 does not run a static AArch64 program"
-echo "install-toolchains: cc, aarch64-linux-gnu-gcc -static and qemu-aarch64 link and run C programs"
+# tests/oracles/shared_native.py dlopens AArch64 shared libraries: a dynamic program under qemu's -L sysroot
+aarch64-linux-gnu-gcc -o "$work/ok-aarch64-dynamic" "$work/ok.c" -ldl 2>"$work/err" \
+  || fail "aarch64-linux-gnu-gcc cannot link a dynamic C program: $(cat "$work/err")"
+[ "$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/ok-aarch64-dynamic")" = ok ] \
+  || fail "qemu-aarch64 -L /usr/aarch64-linux-gnu does not run a dynamic AArch64 program"
+echo "install-toolchains: cc, aarch64-linux-gnu-gcc (static and dynamic) and qemu-aarch64 link and run C programs"

@@ -92,7 +92,7 @@ def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None, p
           missing_symbols: str = "error") -> "CheckResult":
     """Do the loaders apply every attribute kernel_info asks for? (`python -m emu check --json`).
 
-    `paths` is one object or folder, or several; a folder is searched for `*.o`. Each export runs on
+    `paths` is one object or folder, or several; a folder is searched for `*.o` and `*.so`. Each export runs on
     `profile` (h200, a100, b200), or by default on the first profile whose device runs its GPU binary.
     `baseline` names a baseline file whose findings are acknowledged (`exit_code` 0 when only those
     remain, 1 when a new one appears or an entry no longer does); `write_baseline` writes every

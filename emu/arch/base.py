@@ -5,7 +5,7 @@ package with these three parts and adding its line to `emu.arch.REGISTRY`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from operator import and_
 from typing import TYPE_CHECKING, Callable, Protocol
@@ -123,6 +123,13 @@ class Architecture:
     relocations: dict[int, Recipe]
     convention: CallingConvention
     cpu: Cpu
+    dynamic_relocations: dict[int, Recipe] = field(default_factory=dict)   # a shared library's (emu.binary.elf.shared)
+    relocation_names: dict[int, str] = field(default_factory=dict)         # types neither table implements
+
+    def relocation_name(self, kind: int) -> str:
+        """The psABI name of a relocation type, for messages: `R_X86_64_TPOFF64`, else `type 18`."""
+        recipe = self.dynamic_relocations.get(kind) or self.relocations.get(kind)
+        return recipe.name if recipe is not None else self.relocation_names.get(kind, f"type {kind}")
 
     # Page(x) of the psABIs, x & ~0xFFF, as a C-level callable: relocation formulas call it
     # twice per ADRP.

@@ -50,6 +50,7 @@ def _bind(binary: LoadedBinary, has_model: Callable[[str], bool]) -> tuple[Loade
                                 f"{STUB_SLOTS - 1} stubs", path=binary.path)
     cpu = architecture(binary.arch).cpu
     segments = list(binary.segments)
+    codes: dict[int, bytearray] = {}                      # segment index -> its bytes being patched (copied once)
     patched: list[tuple[int, int]] = []                   # [start, end) of each jump written
     for slot, name in enumerate(defined, len(binary.stub_symbols)):
         address, size = binary.functions[name], binary.sizes.get(name, 0)
@@ -62,11 +63,14 @@ def _bind(binary: LoadedBinary, has_model: Callable[[str], bool]) -> tuple[Loade
         if index is None:
             raise ObjectFormatError(f"{name} is answered by a stub, but {address:#x} is not in the binary's code",
                                     path=binary.path)
-        segment = segments[index]
-        code = bytearray(segment.data)
-        code[address - segment.address:address - segment.address + len(jump)] = jump
-        segments[index] = dataclasses.replace(segment, data=bytes(code))
+        start = address - segments[index].address
+        code = codes.get(index)
+        if code is None:
+            code = codes[index] = bytearray(segments[index].data)
+        code[start:start + len(jump)] = jump
         patched.append((address, address + len(jump)))
+    for index, code in codes.items():
+        segments[index] = dataclasses.replace(segments[index], data=bytes(code))
     extras = binary.extras
     if extras.get("vector_sites"):       # an instruction the jump overwrote is no longer there to carry out
         extras = {**extras, "vector_sites": [site for site in extras["vector_sites"]

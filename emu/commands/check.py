@@ -263,14 +263,15 @@ def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, stat
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:
-    """The objects to check (DIRECTORY -> its *.o, recursively, sorted) and whether a directory was given."""
+    """The objects to check (DIRECTORY -> its *.o and *.so shared libraries, recursively, sorted) and whether a
+    directory was given."""
     found, directories = [], False
     for path in paths:
         if os.path.isdir(path):
             directories = True
-            objects = sorted(str(p) for p in Path(path).rglob("*.o") if p.is_file())
+            objects = sorted(str(p) for p in Path(path).rglob("*") if p.suffix in (".o", ".so") and p.is_file())
             if not objects:
-                raise BadInput("the directory holds no *.o files", path=path)
+                raise BadInput("the directory holds no *.o or *.so files", path=path)
             found += objects
         else:
             found.append(path)

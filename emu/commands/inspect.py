@@ -22,9 +22,11 @@ from ..dsl.exports import BINARY_SYMBOL, Export, discover, in_link_order
 from ..cuda.kernel_attributes import attribute_name
 from ..cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from ..dsl.generations import recognise
-from ..gpu_binary.fatbin import FatbinError, FatbinInfo, parse_fatbin
+from ..gpu_binary.fatbin import HEADER, FatbinError, FatbinInfo, parse_fatbin
 from ..support.model import Model
-from ..binary.elf.reader import ObjectFile, load_object
+from ..binary.elf.reader import ObjectFile
+from ..binary.formats import parse_file
+from ..binary.elf.shared_object import SharedObject
 
 ENTRIES = tuple(name for name in ENTRY_NAMES if name != "module_load")   # module_load is header code, not a symbol
 EMU_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}   # emu lays out the GOT itself
@@ -78,6 +80,21 @@ class Generation(Model):
                                 "or cute_dsl_<prefix>_wrapper")
 
 
+class Initializer(Model):
+    entry: str = Field(description="what dlopen or dlclose would run: DT_INIT, DT_INIT_ARRAY[i], DT_FINI, DT_FINI_ARRAY[i]")
+    address: int = Field(description="its address in the laid-out library")
+    function: str | None = Field(description="the function that starts there; null when no symbol names it (stripped)")
+    run: bool = Field(description="whether emu runs it before the loaders (it does not)")
+    reason: str = Field(description="why it is not run")
+
+
+class SharedLibrary(Model):
+    needed: list[str] = Field(description="the libraries it names as DT_NEEDED, in order")
+    symbol_table: Literal[".symtab", ".dynsym"] = Field(
+        description=".symtab: the full symbol table; .dynsym: stripped, each export's GPU binary found by its fatbin header")
+    initializers: list[Initializer] = Field(description="what dlopen would run before the loaders and dlclose after them")
+
+
 class InspectResult(Model):
     object: str = Field(description="path of the object file")
     sha256: str = Field(description="sha256 of the file")
@@ -97,17 +114,50 @@ class InspectResult(Model):
     args_spec_error: str | None = Field(description="why args_spec could not be decoded; null when decoded or absent")
     binary: GpuBinary | None = Field(description="the embedded GPU binary; null when the object has none")
     undefined: list[UndefinedSymbol] = Field(description="every undefined symbol, sorted, with what answers it")
+    library: SharedLibrary | None = Field(default=None, description="for a shared library: what it needs and what "
+                                          "dlopen would run; null for an object")
 
 
 def inspect_object(path: str) -> list[InspectResult]:
     """Read `path` statically, one result per export; raises ObjectFormatError (an EmuError, exit 2) for bad input."""
-    obj = load_object(path)
+    obj = parse_file(path)
+    library = _library(path) if isinstance(obj, SharedObject) else None
     exports = discover(obj)
-    binaries = _binary_symbols(obj, [e.prefix for e in exports])
-    return [_inspect_export(path, obj, export, binaries[export.prefix]) for export in exports]
+    if library is not None and library[0].symbol_table == ".dynsym":
+        binaries = library[1]
+    else:
+        binaries = _binary_symbols(obj, [e.prefix for e in exports])
+    return [_inspect_export(path, obj, export, binaries[export.prefix], library and library[0]) for export in exports]
 
 
-def _inspect_export(path: str, obj: ObjectFile, export: Export, binary) -> InspectResult:
+def _library(path: str) -> tuple[SharedLibrary, dict]:
+    """What a shared library needs and would run, and (stripped) each export's GPU binary as laid out: a
+    stand-in symbol over its fatbin's bytes."""
+    from ..cache.loaded import load_image
+
+    image, exports = load_image(path)
+    facts = image.extras["library"]
+    binaries = {}
+    for export in exports:
+        if export.binary is not None:
+            size = HEADER.size + HEADER.unpack(image.read(export.binary, HEADER.size))[3]
+            binaries[export.prefix] = _Laid(f"fatbin at {export.binary:#x}", image.read(export.binary, size))
+        else:
+            binaries[export.prefix] = None
+    return SharedLibrary(needed=facts["needed"], symbol_table=facts["symbol_table"],
+                         initializers=[Initializer(**entry) for entry in facts["initializers"]]), binaries
+
+
+class _Laid:
+    """A GPU binary a stripped library holds with no symbol: its bytes where the library lays it out."""
+
+    defined = True
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self.data = name, data
+
+
+def _inspect_export(path: str, obj: ObjectFile, export: Export, binary, library: SharedLibrary | None) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
@@ -115,7 +165,8 @@ def _inspect_export(path: str, obj: ObjectFile, export: Export, binary) -> Inspe
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=(text := obj.c_string(f"{export.prefix}_kernel_info")), kernel_info_parsed=_json_object(text),
         kernel_info_error=export.kernel_info_error,
-        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj))
+        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj),
+        library=library)
 
 
 def _json_object(text: str | None) -> dict[str, Any] | None:
@@ -179,11 +230,11 @@ def _binary_symbols(obj: ObjectFile, prefixes: list[str]) -> dict:
 def _binary(obj: ObjectFile, symbol) -> GpuBinary | None:
     if symbol is None or not symbol.defined:
         return None
-    data = obj.symbol_bytes(symbol)
+    data, name = (symbol.data, symbol.name) if isinstance(symbol, _Laid) else (obj.symbol_bytes(symbol), BINARY_SYMBOL)
     try:
-        return GpuBinary(symbol=BINARY_SYMBOL, size=len(data), fatbin=parse_fatbin(data), kernels=kernel_images(data))
+        return GpuBinary(symbol=name, size=len(data), fatbin=parse_fatbin(data), kernels=kernel_images(data))
     except FatbinError as error:
-        return GpuBinary(symbol=BINARY_SYMBOL, size=len(data), fatbin=None, error=str(error))
+        return GpuBinary(symbol=name, size=len(data), fatbin=None, error=str(error))
 
 
 def _undefined(obj: ObjectFile) -> list[UndefinedSymbol]:
@@ -226,6 +277,15 @@ def show_inspect(result: InspectResult) -> list[str]:
     lines += _binary_lines(result.binary)
     lines.append("  undefined symbols:")
     lines += [f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "") for u in result.undefined]
+    if result.library is not None:
+        lines += _library_lines(result.library)
+    return lines
+
+
+def _library_lines(library: SharedLibrary) -> list[str]:
+    lines = [f"  shared library: needs {', '.join(library.needed) or 'nothing'}; symbols from {library.symbol_table}"
+             + (" (stripped: GPU binaries found by their fatbin headers)" if library.symbol_table == ".dynsym" else "")]
+    lines += [f"    {i.entry} {i.function or hex(i.address)}: {i.reason}" for i in library.initializers]
     return lines
 
 

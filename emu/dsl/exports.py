@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from .entries import KINDS
 from ..errors import BadInput, ObjectFormatError
 from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS, metadata_symbols
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
+from ..gpu_binary.fatbin import FATBIN_MAGIC, HEADER
 
 if TYPE_CHECKING:
     from ..binary.image import LoadedBinary
@@ -132,22 +134,53 @@ def _binaries(obj: ObjectFile, image: LoadedBinary | None, prefixes: list[str]) 
     """Each export's GPU binary address, paired in link order (see the module's docstring).
 
     One export takes the object's `kernels_binary`.  Several take one each, paired by address
-    with the exports' cuda_init; a count that does not match is refused, never guessed.
+    with the exports' cuda_init; a count that does not match is refused, never guessed.  A library
+    stripped of them pairs the fatbins found by their headers the same way, one export or several.
     """
     if image is None:
         return dict.fromkeys(prefixes)
+    binaries = image.addresses(BINARY_SYMBOL)
+    if not binaries and image.extras.get("library", {}).get("symbol_table") == ".dynsym":     # stripped: never guessed
+        binaries = stripped_library_binaries(image)
+        what = f"fatbins found by their headers (the library is stripped of its {BINARY_SYMBOL} symbols)"
+        return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"], binaries, obj.path, what)
     if len(prefixes) == 1:
         return {prefixes[0]: image.data_symbols.get(BINARY_SYMBOL)}
-    return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"],
-                         image.addresses(BINARY_SYMBOL), obj.path)
+    return in_link_order(prefixes, lambda prefix: image.functions[f"{prefix}_cuda_init"], binaries, obj.path)
 
 
-def in_link_order(prefixes: list[str], code_place, binaries: list, path: str) -> dict:
+_FATBIN_START = struct.pack("<IHH", FATBIN_MAGIC, 1, HEADER.size)      # magic, version 1, 16-byte header
+
+
+def stripped_library_binaries(image: LoadedBinary) -> list[int]:
+    """The GPU binaries of a shared library stripped of `.symtab` (its exports' local `kernels_binary` symbols
+    gone with it), found by their fatbin headers in its read-only segments, in address order: each a
+    container whose header (magic, version 1, 16-byte header, size) fits the segment, 8-byte aligned as
+    the DSL places them; the next is looked for past its end.  Empty for any other binary: an object or
+    a library with its symbols names them."""
+    if image.extras.get("library", {}).get("symbol_table") != ".dynsym":
+        return []
+    found = []
+    for segment in image.segments:
+        data, at = segment.data, 0
+        if segment.perms != 1:           # PERM_R: the DSL's kernels_binary is read-only data
+            continue
+        while (at := data.find(_FATBIN_START, at)) >= 0:
+            size = HEADER.size + HEADER.unpack_from(data, at)[3] if at + HEADER.size <= len(data) else len(data)
+            if (segment.address + at) % 8 or at + size > len(data):
+                at += 1
+                continue
+            found.append(segment.address + at)
+            at += size
+    return found
+
+
+def in_link_order(prefixes: list[str], code_place, binaries: list, path: str, what: str = f"{BINARY_SYMBOL} symbols") -> dict:
     """Each export's GPU binary among `binaries` (anything ordered by where it lies), paired in link order with
     the exports ordered by `code_place(prefix)`; a count that does not match is refused."""
     if len(binaries) != len(prefixes):
-        raise ObjectFormatError(f"{len(prefixes)} exports ({', '.join(prefixes)}) but {len(binaries)} {BINARY_SYMBOL} "
-                                "symbols: emu cannot tell which GPU binary each export loads", path=path)
+        raise ObjectFormatError(f"{len(prefixes)} exports ({', '.join(prefixes)}) but {len(binaries)} {what}: "
+                                "emu cannot tell which GPU binary each export loads", path=path)
     return dict(zip(sorted(prefixes, key=code_place), sorted(binaries)))
 
 

@@ -54,7 +54,7 @@ class ImageMapping:
 
     def __init__(self, uc: Uc) -> None:
         self.uc = uc
-        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # perms -> (region, bytes last written)
+        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # address -> (region, bytes last written)
         self._code_slots: dict[int, bytes] = {}                    # code slot address -> code bytes mapped there
         self._active_code: int | None = None
         self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
@@ -73,17 +73,17 @@ class ImageMapping:
 
     def load(self, image: LoadedBinary) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""
-        wanted = {segment.perms: segment for segment in image.segments}
-        code = wanted.get(PERM_R | PERM_X)
+        wanted = {segment.address: segment for segment in image.segments}     # a shared library has several per class
+        code = next((segment for segment in image.segments if segment.perms == PERM_R | PERM_X), None)
         if code is not None and code.address >= CODE_SLOTS_BASE:
-            del wanted[PERM_R | PERM_X]
+            del wanted[code.address]
             self._enter_code_slot(code)
         elif self._active_code is not None:
             mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
             self._active_code = None
-        rodata = wanted.get(PERM_R)
+        rodata = next((segment for segment in image.segments if segment.perms == PERM_R), None)
         if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
-            del wanted[PERM_R]
+            del wanted[rodata.address]
             self._enter_rodata_slot(rodata)
         elif self._active_rodata is not None:
             self._active_rodata.protect(self.uc, UC_PROT_NONE)
@@ -92,15 +92,17 @@ class ImageMapping:
         return code
 
     def _map_regions(self, wanted: dict[int, Segment]) -> None:
-        """The classes without a slot: one region each at its fixed address."""
-        for perms in list(self._mapped):
-            region = self._mapped[perms][0]
-            segment = wanted.get(perms)
-            if segment is None or segment.address != region.address or len(segment.data) != region.size:
-                del self._mapped[perms]
+        """The segments without a slot, by address: an object's classes at their fixed addresses, a library's
+        segments where it is laid out."""
+        for address in list(self._mapped):
+            region = self._mapped[address][0]
+            segment = wanted.get(address)
+            if segment is None or segment.perms != region.perms or len(segment.data) != region.size:
+                del self._mapped[address]
                 region.unmap(self.uc)
-        for perms, segment in wanted.items():
-            current = self._mapped.get(perms)
+        for address, segment in wanted.items():
+            perms = segment.perms
+            current = self._mapped.get(address)
             if current is None:
                 region = HostBacked(self.uc, segment.address, len(segment.data), perms)
             elif current[1] == segment.data and not perms & PERM_W:
@@ -110,7 +112,7 @@ class ImageMapping:
             region.view[:] = segment.data
             if current is not None and perms & PERM_X:
                 self.drop_translations(segment.address, [(0, len(segment.data))])
-            self._mapped[perms] = (region, segment.data)
+            self._mapped[address] = (region, segment.data)
 
     def _enter_code_slot(self, code: Segment) -> None:
         address, data = code.address, code.data

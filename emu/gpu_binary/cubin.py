@@ -118,8 +118,9 @@ def parse_cubin(image: bytes) -> CubinInfo:
     if elf is None:
         raise CubinError("LIEF cannot parse the cubin's ELF headers")
     sections: dict[str, _Section] = {}
-    for section in elf.sections:
-        nobits = int(section.type) == 8
+    for index, section in enumerate(elf.sections):
+        # sh_type from the header itself: LIEF's enum warns on stderr about a type it does not name
+        nobits = index < shnum and shentsize >= 8 and struct.unpack_from("<I", image, shoff + index * shentsize + 4)[0] == 8
         start, size = section.file_offset, section.size
         if not nobits and start + size > len(image):
             raise CubinError(f"section {section.name!r} ({size} bytes at {start}) runs past the {len(image)}-byte cubin")

@@ -78,7 +78,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     entries = DEFAULT_ENTRIES if entries is None else entries
     image, exports = load_image(path)
     export = choose(exports, export, path)
-    arch = architecture(image.obj.arch)
+    arch = architecture(image.arch)
     machine = machine_for(arch)
     machine.load(*_bound(image))
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
@@ -112,7 +112,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         return outcome.fault is None
 
     def result() -> ObjectRun:
-        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.obj.arch,
+        return build_record(ObjectRun, dict(trace_version=TRACE_VERSION, object=str(path), arch=image.arch,
                                             export=export.name, prefix=export.prefix, entries=runs, calls=dispatcher.calls,
                                             state=runtime.snapshot(),
                                             format_warning=_format_warning(image, export),

@@ -29,8 +29,11 @@ def test_a_relocatable_object_is_loaded_by_the_elf_relocatable_format(host):
 
 
 @pytest.mark.parametrize("e_type, message", [
-    (2, "this is an executable, not a relocatable object (ET_REL); pass the .o that export_to_c wrote"),
-    (3, "this is a shared library or PIE executable, not a relocatable object (ET_REL); pass the .o that export_to_c wrote"),
+    (2, "this is an executable (ET_EXEC), neither a relocatable object (ET_REL) nor a shared library; pass the .o "
+        "that export_to_c wrote or a shared library linked from it"),
+    (4, "this is a core dump (ET_CORE), neither a relocatable object (ET_REL) nor a shared library; pass the .o "
+        "that export_to_c wrote or a shared library linked from it"),
+    (3, "a shared library without program headers (e_phnum 0): nothing says what to load"),     # ET_DYN: a library's load
 ])
 def test_an_elf_file_no_format_accepts_is_refused_with_its_type(e_type, message):
     raw = elf.fixture_bytes(elf.SEED_X86)

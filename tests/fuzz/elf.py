@@ -35,6 +35,7 @@ class SectionHeader:
     size: int
     link: int
     info: int
+    addr: int = 0           # sh_addr: where a shared library's section is loaded
 
 
 def fixture_bytes(path: Path = SEED_X86) -> bytearray:
@@ -47,14 +48,14 @@ def sections(raw: bytes) -> list[SectionHeader]:
     headers = []
     for index in range(shnum):
         at = shoff + 64 * index
-        name, kind, flags, _addr, offset, size, link, info = struct.unpack_from("<IIQQQQII", raw, at)
-        headers.append([index, at, name, kind, flags, offset, size, link, info])
+        name, kind, flags, addr, offset, size, link, info = struct.unpack_from("<IIQQQQII", raw, at)
+        headers.append([index, at, name, kind, flags, offset, size, link, info, addr])
     strtab = headers[shstrndx]
     names = bytes(raw[strtab[5]:strtab[5] + strtab[6]])
     result = []
-    for index, at, name, kind, flags, offset, size, link, info in headers:
+    for index, at, name, kind, flags, offset, size, link, info, addr in headers:
         text = names[name:names.index(b"\0", name)].decode() if name < len(names) else ""
-        result.append(SectionHeader(index, at, text, kind, flags, offset, size, link, info))
+        result.append(SectionHeader(index, at, text, kind, flags, offset, size, link, info, addr))
     return result
 
 
@@ -117,9 +118,10 @@ def set_relocation(raw: bytearray, number: int, section_name: str = ".rela.ltext
 
 
 def function_file_offset(raw: bytes, name: str) -> int:
-    """The file offset of a defined function's first byte."""
+    """The file offset of a defined function's first byte (a library's symbol value is an address)."""
     entry = symbol(raw, name)
-    return sections(raw)[entry["shndx"]].offset + entry["value"]
+    header = sections(raw)[entry["shndx"]]
+    return header.offset + entry["value"] - header.addr
 
 
 def patch_function(raw: bytearray, name: str, code: bytes) -> bytearray:
@@ -135,3 +137,48 @@ def rename_symbol(raw: bytearray, old: str, new: str) -> bytearray:
     assert raw[at:at + len(old)] == old.encode()
     raw[at:at + len(new)] = new.encode()
     return raw
+
+
+# -- shared libraries: program headers and the dynamic section --------------------------------------------
+PH_FIELDS = {"type": (0, "<I"), "flags": (4, "<I"), "offset": (8, "<Q"), "vaddr": (16, "<Q"), "paddr": (24, "<Q"),
+             "filesz": (32, "<Q"), "memsz": (40, "<Q"), "align": (48, "<Q")}
+PT_LOAD, PT_DYNAMIC = 1, 2
+
+
+def program_headers(raw: bytes) -> list[dict]:
+    """Each program header: index, file offset of its entry, and its fields."""
+    phoff, = struct.unpack_from("<Q", raw, 32)
+    phnum, = struct.unpack_from("<H", raw, 56)
+    return [dict(index=index, entry_offset=phoff + 56 * index,
+                 **dict(zip(PH_FIELDS, struct.unpack_from("<IIQQQQQQ", raw, phoff + 56 * index))))
+            for index in range(phnum)]
+
+
+def set_program_header(raw: bytearray, index: int, field: str, value: int) -> bytearray:
+    offset, fmt = PH_FIELDS[field]
+    struct.pack_into(fmt, raw, program_headers(raw)[index]["entry_offset"] + offset, value)
+    return raw
+
+
+def dynamic_entries(raw: bytes) -> list[dict]:
+    """Each entry of the dynamic section up to DT_NULL: number, file offset, tag, value."""
+    dynamic = next(h for h in program_headers(raw) if h["type"] == PT_DYNAMIC)
+    result = []
+    for number in range(dynamic["filesz"] // 16):
+        at = dynamic["offset"] + 16 * number
+        tag, value = struct.unpack_from("<qQ", raw, at)
+        result.append(dict(number=number, entry_offset=at, tag=tag, value=value))
+        if tag == 0:
+            break
+    return result
+
+
+def set_dynamic(raw: bytearray, tag: int, value: int, *, new_tag: int | None = None) -> bytearray:
+    """Give the first entry with `tag` a new value (and, with `new_tag`, a new tag)."""
+    entry = next(e for e in dynamic_entries(raw) if e["tag"] == tag)
+    struct.pack_into("<qQ", raw, entry["entry_offset"], tag if new_tag is None else new_tag, value)
+    return raw
+
+
+def dynamic_value(raw: bytes, tag: int) -> int:
+    return next(e["value"] for e in dynamic_entries(raw) if e["tag"] == tag)

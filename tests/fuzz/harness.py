@@ -45,6 +45,11 @@ OBJECT_SEEDS = [
     elf.ARM / "carveout_25.o", elf.ARM / "mixed.o",
     elf.FIXTURES / "cutlass-dsl-4.8.0" / "native" / "mixed.o",   # VEX.256 code: the AVX unit runs
 ]
+REALWORLD = elf.FIXTURES / "realworld"          # the real-world corpus: every export of both architectures
+# Shared libraries linked at first use from real-world exports, as users link them (tests/binary/shared_build.py):
+# (file name, architecture, runtime); three exports each.
+LIBRARY_SEEDS = [("x86_64_static.so", "x86_64", "static"), ("x86_64_dynamic.so", "x86_64", "dynamic"),
+                 ("aarch64_dynamic.so", "aarch64", "dynamic")]
 BUDGET = 20_000          # guest instructions per entry: the real loaders need < 1000
 TIMEOUT_S = 1.0          # emu's own wall-clock limit per entry
 HANG_S = 5.0             # the harness' limit per input
@@ -61,7 +66,9 @@ class FuzzInput:
 
     @property
     def suffix(self) -> str:
-        return ".o" if self.kind == "object" else ".yaml"
+        if self.kind != "object":
+            return ".yaml"
+        return ".so" if self.data[16:18] == b"\x03\x00" else ".o"
 
 
 # -- seeds -------------------------------------------------------------------------------
@@ -77,6 +84,9 @@ class _ObjectSeed:
         self.code = [s for s in self.sections if s.flags & 4 and s.size]
         self.functions = [s for s in self.symbols if s["info"] & 0xF == 2 and s["size"]]
         self.arch = "x86_64" if struct.unpack_from("<H", self.raw, 18)[0] == 62 else "aarch64"
+        self.library = self.raw[16] == 3               # ET_DYN
+        self.headers = elf.program_headers(self.raw) if self.library else []
+        self.dynamic = elf.dynamic_entries(self.raw) if self.library else []
 
 
 _OBJECTS: list[_ObjectSeed] = []
@@ -84,9 +94,29 @@ _SCENARIOS: list[str] = []
 
 
 def object_seeds() -> list[_ObjectSeed]:
+    """The toys, every export of the real-world corpus, and the shared libraries linked from it."""
     if not _OBJECTS:
-        _OBJECTS.extend(_ObjectSeed(p) for p in OBJECT_SEEDS if p.exists())
+        paths = [*OBJECT_SEEDS, *sorted(REALWORLD.glob("x86_64/*.o")), *sorted(REALWORLD.glob("aarch64/*.o")),
+                 *library_seeds()]
+        _OBJECTS.extend(_ObjectSeed(p) for p in paths if p.exists())
     return _OBJECTS
+
+
+def library_seeds() -> list[Path]:
+    """The shared-library seeds, linked once per process into a folder of their own (none where the C
+    toolchains or the DSL's runtime are missing: tests/fuzz/test_fuzz_short.py requires them in the suite)."""
+    import subprocess
+
+    from tests.binary.shared_build import link
+
+    folder = Path(tempfile.mkdtemp(prefix="emu-fuzz-libraries-"))
+    found = []
+    for name, arch, runtime in LIBRARY_SEEDS:
+        try:
+            found.append(link(folder / name, arch, runtime=runtime))
+        except (OSError, subprocess.CalledProcessError, TypeError):
+            continue
+    return found
 
 
 def scenario_seeds() -> list[str]:
@@ -160,8 +190,9 @@ def _symbol_edit(rng, raw, seed):
     return f"symbol {entry['name'] or entry['index']} {field}"
 
 
-X86_TYPES = [1, 2, 4, 9, 10, 11, 24, 25, 26, 27, 28, 29, 30, 41, 42]
-ARM_TYPES = [257, 258, 260, 261, 263, 264, 274, 275, 277, 278, 279, 280, 282, 283, 284, 285, 286, 299, 311, 312]
+X86_TYPES = [1, 2, 4, 9, 10, 11, 24, 25, 26, 27, 28, 29, 30, 41, 42, 5, 6, 7, 8, 16, 18, 37]
+ARM_TYPES = [257, 258, 260, 261, 263, 264, 274, 275, 277, 278, 279, 280, 282, 283, 284, 285, 286, 299, 311, 312,
+             1024, 1025, 1026, 1027, 1030, 1032]
 
 
 def _relocation_edit(rng, raw, seed):
@@ -182,10 +213,43 @@ def _relocation_edit(rng, raw, seed):
     return f"relocation {entry['number']} {field}"
 
 
+def _program_header_edit(rng, raw, seed):
+    """A shared library's program header field (an object has none: its ELF header's e_phoff instead)."""
+    if not seed.headers:
+        struct.pack_into("<Q", raw, 32, _interesting(rng, 64, 0, len(raw)))
+        return "ELF header e_phoff"
+    header = rng.choice(seed.headers)
+    field = rng.choice(list(elf.PH_FIELDS))
+    offset, fmt = elf.PH_FIELDS[field]
+    if field == "type" and rng.random() < 0.5:
+        value = rng.choice([0, 1, 2, 3, 6, 0x6474E550, 0x6474E551, 0x6474E552])
+    else:
+        value = _interesting(rng, struct.calcsize(fmt) * 8, header[field], len(raw))
+    struct.pack_into(fmt, raw, header["entry_offset"] + offset, value)
+    return f"program header {header['index']} {field}"
+
+
+def _dynamic_edit(rng, raw, seed):
+    """A shared library's dynamic entry: its tag (one emu reads or refuses, or any) or its value."""
+    if not seed.dynamic:
+        struct.pack_into("<H", raw, 56, _interesting(rng, 16, 0, len(raw)))     # an object's e_phnum
+        return "ELF header e_phnum"
+    entry = rng.choice(seed.dynamic)
+    tag, value = entry["tag"], entry["value"]
+    if rng.random() < 0.3:
+        tag = rng.choice([0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 20, 23, 25, 26, 27, 28, 36, 0x6FFFFEF5,
+                          0x6FFFFFFB, rng.randrange(1 << 31)])
+    else:
+        value = _interesting(rng, 64, value, len(raw))
+    struct.pack_into("<qQ", raw, entry["entry_offset"], tag, value)
+    return f"dynamic entry {entry['number']} ({entry['tag']})"
+
+
 def _code_edit(rng, raw, seed):
     """Random or hand-picked instructions at a function's start or inside it: runtime faults."""
     function = rng.choice(seed.functions)
-    base = seed.sections[function["shndx"]].offset + function["value"]
+    section = seed.sections[function["shndx"]]
+    base = section.offset + function["value"] - (section.addr if seed.library else 0)
     at = base + (0 if rng.random() < 0.5 else rng.randrange(function["size"]))
     if seed.arch == "x86_64":
         snippets = [b"\x0f\x0b", b"\xeb\xfe", b"\x48\x8b\x04\x25\0\0\0\0", b"\xc3", b"\xcc", b"\xf4", b"\x0f\x05",
@@ -205,17 +269,20 @@ def _truncate(rng, raw, seed):
 
 
 OBJECT_MUTATORS = [(_bit_flips, 3), (_byte_run, 2), (_header_edit, 1), (_section_edit, 4), (_symbol_edit, 3),
-                   (_relocation_edit, 4), (_code_edit, 3), (_truncate, 1)]
+                   (_relocation_edit, 4), (_code_edit, 3), (_truncate, 1), (_program_header_edit, 2), (_dynamic_edit, 3)]
+LIBRARY_ONLY = (_program_header_edit, _dynamic_edit)       # an object seed draws them rarely (weight 1 in 10)
 
 
 def mutate_object(rng: random.Random) -> FuzzInput:
-    seed = rng.choice(object_seeds())
+    libraries = [seed for seed in object_seeds() if seed.library]     # a quarter of the inputs: 3 seeds among 110
+    seed = rng.choice(libraries) if libraries and rng.random() < 0.25 else rng.choice(object_seeds())
     raw = bytearray(seed.raw)
     hows = []
     for _ in range(rng.choice([1, 1, 1, 2, 2, 3])):
         if not raw:
             break
-        mutator = rng.choices([m for m, _ in OBJECT_MUTATORS], [w for _, w in OBJECT_MUTATORS])[0]
+        weights = [w if seed.library or m not in LIBRARY_ONLY else w / 10 for m, w in OBJECT_MUTATORS]
+        mutator = rng.choices([m for m, _ in OBJECT_MUTATORS], weights)[0]
         try:
             hows.append(mutator(rng, raw, seed))
         except (struct.error, IndexError, ValueError):     # a table offset past an earlier truncation
@@ -351,8 +418,7 @@ def run_input(item: FuzzInput) -> str:
     from emu.cache import loaded as images
     from emu.dsl.entries import EntrySpec
     from emu.errors import EmuError
-    from emu.binary.elf.relocatable import build_image
-    from emu.binary.elf.reader import parse_object
+    from emu.binary.formats import load_binary
     from emu.commands.render import show_run
     from emu.run.session import run_object
     from emu.scenario.load import load_scenario
@@ -367,7 +433,7 @@ def run_input(item: FuzzInput) -> str:
     try:
         if item.kind == "object":
             try:
-                build_image(parse_object(item.data, path))           # the pieces, in-process from bytes
+                load_binary(item.data, path, "0" * 64)               # the pieces, in-process from bytes
             except EmuError as error:
                 return f"object rejected: {type(error).__name__}"
             entries = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device", device=1),
@@ -420,8 +486,8 @@ def warm_up() -> None:
     """Import everything and create both machines, so forked children start warm."""
     object_seeds()
     scenario_seeds()
-    for seed in object_seeds():
-        run_input(FuzzInput("object", seed.raw, "seed"))
+    for seed in [*map(object_seeds().__getitem__, range(6)), *(s for s in object_seeds() if s.library)]:
+        run_input(FuzzInput("object", seed.raw, "seed"))        # the toys and the libraries: both machines warm
     run_input(FuzzInput("scenario", scenario_seeds()[0].encode(), "seed"))
 
 
@@ -605,7 +671,7 @@ def selftest(out_dir: str, hang_s: float = 1.0) -> int:
 
 
 def replay(path: str) -> int:
-    kind = "object" if path.endswith(".o") else "scenario"
+    kind = "object" if path.endswith((".o", ".so")) else "scenario"
     item = FuzzInput(kind, Path(path).read_bytes(), "replay")
     print(run_input(item))
     return 0

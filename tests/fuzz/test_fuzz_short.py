@@ -32,11 +32,22 @@ def test_pipeline_raises_only_emu_errors(rng):
 
 def test_each_mutator_changes_the_seed():
     rng = random.Random(7)
+    library = next(seed for seed in harness.object_seeds() if seed.library)
     for mutator, _ in harness.OBJECT_MUTATORS:
-        seed = harness.object_seeds()[0]
-        raw = bytearray(seed.raw)
-        mutator(rng, raw, seed)
-        assert bytes(raw) != seed.raw, mutator.__name__
+        for seed in [harness.object_seeds()[0], library]:
+            if mutator in harness.LIBRARY_ONLY and not seed.library:
+                continue
+            raw = bytearray(seed.raw)
+            mutator(rng, raw, seed)
+            assert bytes(raw) != seed.raw, (mutator.__name__, seed.path.name)
+
+
+def test_the_seeds_are_the_toys_the_real_world_corpus_and_libraries_of_both_architectures():
+    seeds = harness.object_seeds()
+    assert sum(harness.REALWORLD in seed.path.parents for seed in seeds) >= 100
+    libraries = [seed for seed in seeds if seed.library]
+    assert sorted(seed.arch for seed in libraries) == ["aarch64", "x86_64", "x86_64"]
+    assert all(seed.headers and seed.dynamic and seed.relocations for seed in libraries)
 
 
 def test_forked_driver(tmp_path):

@@ -56,12 +56,12 @@ RECORDER_SEQUENCE = ["cuda_init", "cuda_load", {"cuda_load_to_device": {"device"
 LOADER_ENTRIES = ["cuda_init", "cuda_load", {"cuda_load_to_device": {"device": 0}}, "module_load"]
 
 
-def recorder_config(path: str):
-    """The runtime both harnesses' stubs present, on a profile whose device runs the object's cubin (the stubs
-    load anything; an H200 refuses sm_100a)."""
+def recorder_config(path: str, export: str | None = None):
+    """The runtime both harnesses' stubs present, on a profile whose device runs the export's cubin (the stubs
+    load anything; an H200 refuses sm_100a); `export` names one export of a file that holds several."""
     from emu.cuda.config import RuntimeConfig
     from emu.cuda.object_profile import profile_for_object
-    return RuntimeConfig(profile=profile_for_object(path), device_count=2, current_device=0, library_handle=LIBRARY_HANDLE,
+    return RuntimeConfig(profile=profile_for_object(path, export), device_count=2, current_device=0, library_handle=LIBRARY_HANDLE,
                          first_kernel_handle=FIRST_KERNEL, device_attributes={97: OPTIN_SMEM},
                          kernel_attributes={"*": {1: 0}})
 

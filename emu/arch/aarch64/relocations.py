@@ -93,3 +93,20 @@ TABLE: dict[int, Recipe] = {
     # 512-573: TLS (TLSGD, TLSLD, TLSIE, TLSLE, TLSDESC)
     # 1024-1032: dynamic only (COPY, GLOB_DAT, JUMP_SLOT, RELATIVE, TLS_*, IRELATIVE)
 }
+
+
+# The dynamic relocations a shared library built from DSL exports carries, applied by emu.binary.elf.shared at
+# the library's load base B.  A dynamic plan gives symbol 0 (RELATIVE's) S = B, so Delta(S) + A is S + A.
+DYNAMIC_TABLE: dict[int, Recipe] = {
+    257: R("R_AARCH64_ABS64", 8, ABS, word(64, None)),                                    # S + A
+    1025: R("R_AARCH64_GLOB_DAT", 8, ABS, word(64, None)),                                # S + A
+    1026: R("R_AARCH64_JUMP_SLOT", 8, ABS, word(64, None)),                               # S + A
+    1027: R("R_AARCH64_RELATIVE", 8, ABS, word(64, None)),                                # Delta(S) + A = B + A
+}
+
+# Names of the types neither table implements, for the message that refuses them.
+NAMES: dict[int, str] = {
+    0: "R_AARCH64_NONE", 256: "R_AARCH64_NONE", 1024: "R_AARCH64_COPY", 1028: "R_AARCH64_TLS_DTPMOD64",
+    1029: "R_AARCH64_TLS_DTPREL64", 1030: "R_AARCH64_TLS_TPREL64", 1031: "R_AARCH64_TLSDESC",
+    1032: "R_AARCH64_IRELATIVE", 314: "R_AARCH64_PLT32", 315: "R_AARCH64_GOTPCREL32",
+}

@@ -33,3 +33,24 @@ TABLE: dict[int, Recipe] = {
     41: R("R_X86_64_GOTPCRELX", 4, "GOT + G + A - P", word(32, True), uses_got=True),  # as GOTPCREL
     42: R("R_X86_64_REX_GOTPCRELX", 4, "GOT + G + A - P", word(32, True), uses_got=True),  # as GOTPCREL
 }
+
+
+# The dynamic relocations a shared library built from DSL exports carries (its .rela.dyn and .rela.plt), applied
+# by emu.binary.elf.shared at the library's load base B.  A dynamic plan gives symbol 0 (RELATIVE's) S = B, so
+# the psABI's B + A is written S + A; GLOB_DAT and JUMP_SLOT are S, as the psABI says (glibc ignores their addend).
+DYNAMIC_TABLE: dict[int, Recipe] = {
+    1: R("R_X86_64_64", 8, "S + A", word(64, None)),
+    6: R("R_X86_64_GLOB_DAT", 8, "S", word(64, None)),
+    7: R("R_X86_64_JUMP_SLOT", 8, "S", word(64, None)),
+    8: R("R_X86_64_RELATIVE", 8, "S + A", word(64, None)),             # B + A
+}
+
+# Names of the types neither table implements, for the message that refuses them.
+NAMES: dict[int, str] = {
+    0: "R_X86_64_NONE", 3: "R_X86_64_GOT32", 5: "R_X86_64_COPY", 13: "R_X86_64_PC16", 14: "R_X86_64_8",
+    15: "R_X86_64_PC8", 16: "R_X86_64_DTPMOD64", 17: "R_X86_64_DTPOFF64", 18: "R_X86_64_TPOFF64", 19: "R_X86_64_TLSGD",
+    20: "R_X86_64_TLSLD", 21: "R_X86_64_DTPOFF32", 22: "R_X86_64_GOTTPOFF", 23: "R_X86_64_TPOFF32",
+    30: "R_X86_64_GOTPLT64", 31: "R_X86_64_PLTOFF64", 32: "R_X86_64_SIZE32", 33: "R_X86_64_SIZE64",
+    34: "R_X86_64_GOTPC32_TLSDESC", 35: "R_X86_64_TLSDESC_CALL", 36: "R_X86_64_TLSDESC", 37: "R_X86_64_IRELATIVE",
+    38: "R_X86_64_RELATIVE64",
+}

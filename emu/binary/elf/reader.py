@@ -24,10 +24,11 @@ SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFF2, 0xFFFF
 STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 0, 1, 2, 3, 4
-ET_REL = 1
+ET_REL, ET_DYN = 1, 3
 MACHINES = {machine: entry.name for machine, entry in BY_MACHINE.items()}     # ELF e_machine -> emu's name
 
 MAX_OBJECT_BYTES = 256 << 20
+PASS = "pass the .o that export_to_c wrote or a shared library linked from it"
 MAX_ALLOC_BYTES = 64 << 20   # sum of SHF_ALLOC section sizes (NOBITS included)
 
 
@@ -174,7 +175,7 @@ def read_object_bytes(path: str, size: int | None = None) -> bytes:
 
 
 def load_object(path: str | Path) -> ObjectFile:
-    """Parse and validate the relocatable object at `path`; raise ObjectFormatError with a precise message."""
+    """Parse and validate the relocatable object at `path` (a library: emu.binary.formats.parse_file)."""
     path = str(path)
     raw = read_object_bytes(path)
     if elf_type(raw) != ET_REL:
@@ -194,13 +195,14 @@ def refusal(raw: bytes, path: str) -> ObjectFormatError:
     identity (raised), else what their type is."""
     _check_identity(raw, path)
     e_type, = struct.unpack_from("<H", raw, 16)
-    what = {2: "an executable", 3: "a shared library or PIE executable", 4: "a core dump"}.get(e_type, f"ELF type {e_type}")
-    return ObjectFormatError(f"this is {what}, not a relocatable object (ET_REL); pass the .o that export_to_c wrote", path=path)
+    what = {2: "an executable (ET_EXEC)", 3: "a PIE executable (ET_DYN with a program interpreter)",
+            4: "a core dump (ET_CORE)"}.get(e_type, f"ELF type {e_type}")
+    return ObjectFormatError(f"this is {what}, neither a relocatable object (ET_REL) nor a shared library; {PASS}", path=path)
 
 
 def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -> ObjectFile:
     """The ObjectFile of an ET_REL file's bytes (emu.binary.formats says which files are one)."""
-    machine = _check_header(raw, path)
+    machine = check_header(raw, path)
     sections = _read_sections(raw, path)
     symbols = _read_symbols(sections, path)
     tables = _read_relocations(sections, symbols, path)
@@ -208,7 +210,7 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
                       sections=sections, symbols=symbols, relocation_tables=tables)
 
 
-def _check_header(raw: bytes, path: str) -> int:
+def check_header(raw: bytes, path: str) -> int:
     """Check the ELF header ourselves before LIEF sees the file, for exact messages; its e_machine."""
     _check_identity(raw, path)
     e_machine, = struct.unpack_from("<H", raw, 18)
@@ -281,7 +283,7 @@ def _read_sections(raw: bytes, path: str) -> list[Section]:
     end = len(raw)
     names = [sec.name for sec in found]
     # The numbers come straight from the section headers LIEF parsed (bounds checked by
-    # _check_header): LIEF tags sh_type per architecture and each attribute read is a
+    # check_header): LIEF tags sh_type per architecture and each attribute read is a
     # call into it.
     headers = struct.iter_unpack("<IIQQQQIIQQ", raw[shoff:shoff + 64 * len(names)])
     for index, (name, header) in enumerate(zip(names, headers)):
@@ -338,14 +340,16 @@ def _read_symbols(sections: list[Section], path: str) -> list[Symbol]:
         raise ObjectFormatError(f"section {symtab.name} size {symtab.size:#x} is not a multiple of the 24-byte symbol entry", path=path)
     if not 0 < symtab.link < len(sections):
         raise ObjectFormatError(f"section {symtab.name} links to string table index {symtab.link}, which does not exist", path=path)
-    strtab = sections[symtab.link].data
-    data = symtab.data
+    return decode_symbols(symtab.data, sections[symtab.link].data, len(sections), path)
+
+
+def decode_symbols(data: bytes, strtab: bytes, sections_count: int, path: str) -> list[Symbol]:
+    """Elf64_Sym entries (24 bytes each) named from `strtab`, section indexes checked: .symtab, a library's .dynsym."""
     if not data:
         return []
     # Elf64_Sym: st_name (u32), st_info (u8), st_other (u8), st_shndx (u16), st_value, st_size (u64)
     words, halves, quads = memoryview(data).cast("I"), memoryview(data).cast("H"), memoryview(data).cast("Q")
     shndxs = halves[3::12]
-    sections_count = len(sections)
     if max(shndxs) >= sections_count:
         for index, shndx in enumerate(shndxs):      # both checks need an index past the table
             if shndx >= sections_count and (shndx == SHN_XINDEX or shndx < SHN_LORESERVE):
