@@ -88,7 +88,7 @@ def inspect(path: PathLike, *, export: str | None = None) -> "Inspection":
     of several."""
     from .commands.inspect import inspect_object
     from .dsl.exports import chosen_name
-    results = {result.prefix: result for result in inspect_object(os.fspath(path))}
+    results = {result.tvm_ffi.name if result.tvm_ffi else result.prefix: result for result in inspect_object(os.fspath(path))}
     return results[chosen_name(list(results), export, os.fspath(path))]
 
 
