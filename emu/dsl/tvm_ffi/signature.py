@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..launch.mangled import DTYPES, MANGLED_NAME_LIMIT
+from ..launch.mangled import MANGLED_NAME_LIMIT, layout_words
 
 CALLING = " when calling: `"
 
@@ -90,9 +90,6 @@ def _param(part: str) -> TvmFfiParam:
     return TvmFfiParam(name, kind, type_text)
 
 
-_LAYOUT_WORD = re.compile(r"(?:i64|div\d+|\d+)+")
-
-
 def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> str | None:
     """Whether the tensor was compiled row-major ("C") or column-major ("F"), from its part of the mangled
     name (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major);
@@ -104,14 +101,10 @@ def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfi
     if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1
                                        and len(internal_function) >= MANGLED_NAME_LIMIT):
         return None
-    body = tokens[tensor_index][len("FakeTensor"):]
-    dtype = max((d for d in DTYPES if body.startswith(d)), key=len, default=None)
-    if dtype is None:
+    found = layout_words(tokens[tensor_index])
+    if found is None:
         return None
-    words = body[len(dtype):].lstrip("_").split("_")
-    count = 0
-    while count < len(words) and _LAYOUT_WORD.fullmatch(words[count]):
-        count += 1
+    words, count = found
     for end in range(count, 0, -1):          # a constexpr after the tensor (`_128`) may follow its words
         text = "".join(words[:end])
         orders = {order for order in ("C", "F") if _reads_as(text, _modes(param, order))}
