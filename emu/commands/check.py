@@ -233,10 +233,11 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
     label = _label(entry.entry, entry.args.get("device"))
     fault = entry.fault
     return build_record(LoaderEntry, dict(
-        entry=label, device=device, returned=entry.returned, raised=entry.raised,
+        entry=label, device=device, returned=entry.returned,
         returned_name=None if entry.entry == "tvm_ffi" else cuda_error_name(entry.returned),
         fault=f"{fault.kind}: {fault_message(fault.kind, fault.message, run.object)}" if fault else None,
-        fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets))
+        fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets,
+        raised=entry.raised))
 
 
 def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,
