@@ -119,4 +119,4 @@ def show_check(result: CheckResult, directories: bool) -> list[str]:
 # check runs the loaders only: judging the launch would run each launch wrapper with arguments check does not have
 # (and can fail to build them), at several times check's per-object cost: `trace` judges each launch it runs.
 LAUNCH_NOTE = ("launch feasibility per device profile (h200, a100, b200) is in `python -m emu trace OBJECT`: "
-               "check runs the loaders, not the launch")
+               "check runs the loaders, not the launch (a TVM-FFI export's call, loads and launch, runs whole)")
