@@ -193,6 +193,11 @@ def _model(model, value, what: str):
 def _with_launch_args(spec: "EntrySpec", launch_args: Mapping[str, Any] | list) -> "EntrySpec":
     if spec.name not in ("launch", "tvm_ffi") or spec.args is not None:
         return spec
+    from .errors import BadInput
+    if (spec.name == "tvm_ffi") != isinstance(launch_args, list):
+        raise BadInput("a TVM-FFI export takes its arguments as one positional list ([{tensor: {...}}, {int: N}, ...]: "
+                       "--args FILE holding it), a CuTe-ABI launch by parameter name (--arg NAME=VALUE, {args: {...}}); "
+                       f"the {spec.name} entry was given {'a list' if isinstance(launch_args, list) else 'names'}")
     given = list(launch_args) if isinstance(launch_args, list) else dict(launch_args)
     return spec.model_validate({**spec.model_dump(exclude_unset=True), "args": given})
 

@@ -78,3 +78,9 @@ def test_the_api_runs_the_default_call_and_given_ones():
     assert [e.entry for e in run.entries] == ["tvm_ffi"] and run.entries[0].returned == 0 and run.format_warning is None
     given = emu.trace(DATA / "vec_scale.o", launch_args=[{"int": 1}, {"float": 1.0}, None])
     assert given.entries[0].raised["kind"] == "TypeError"
+
+
+def test_arguments_by_name_for_a_tvm_ffi_export_are_bad_input_not_a_crash():
+    result = run_cli("trace", str(DATA / "vec_scale.o"), "--arg", "x=1")
+    assert result.code == 2 and "a TVM-FFI export takes its arguments as one positional list" in result.err
+    assert "internal error" not in result.err
