@@ -32,6 +32,8 @@ class TvmFfiInspection(Model):
                                         "args>, whose name spells the tensors' layouts")
     signature: str | None = Field(description="the compiled signature the entry quotes; null when the object holds none")
     parameters: list[TvmFfiParameter] = Field(description="the signature's parameters, in order")
+    device_type: str | None = Field(description="the one device type the entry's tensor checks expect (cuda, cpu); "
+                                    "null when they name none or several")
     env_stream: bool = Field(description="true when the entry asks TVMFFIEnvGetStream for its stream (no Stream parameter)")
     not_carried: list[str] = Field(description="what this form does not carry, and what that means for emu")
 
@@ -45,7 +47,7 @@ def inspect_tvm_ffi(export, undefined: set[str]) -> TvmFfiInspection | None:
         name=export.ffi_name, entry=export.entry_symbol("tvm_ffi"), internal_prefix=export.prefix,
         launch_function=export.mangled_function, signature=export.ffi_signature,
         parameters=[TvmFfiParameter(name=p.name, type=p.type_text, kind=p.kind) for p in params],
-        env_stream="TVMFFIEnvGetStream" in undefined,
+        device_type=export.ffi_device_type, env_stream="TVMFFIEnvGetStream" in undefined,
         not_carried=[text.format(name=export.ffi_name, prefix=export.prefix) for text in NOT_CARRIED])
 
 
@@ -55,6 +57,7 @@ def tvm_ffi_lines(found: TvmFfiInspection) -> list[str]:
              f"{found.internal_prefix}_*",
              f"  signature (quoted by the entry): {found.signature or 'not in the object'}"]
     lines += [f"    {p.name}: {p.type} [{p.kind}]" for p in found.parameters]
+    lines.append(f"  tensors checked for device type: {found.device_type or 'none, or several'}")
     lines.append("  stream: " + ("from TVMFFIEnvGetStream (the framework's current stream)" if found.env_stream
                                  else "a Stream parameter" if any(p.kind == "stream" for p in found.parameters)
                                  else "none"))

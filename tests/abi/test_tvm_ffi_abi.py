@@ -59,7 +59,7 @@ def test_the_outcome_is_the_signed_int32_of_the_return_register_and_the_result_c
     assert TVM_FFI.outcome(None, None, None) is None
     memory = FakeMemory()
     session = SimpleNamespace(image=None, ret_slot=0, machine=SimpleNamespace(host=memory))
-    export = SimpleNamespace(ffi_signature="f(n: int32)", mangled_function=None, name="f")
+    export = SimpleNamespace(ffi_signature="f(n: int32)", mangled_function=None, name="f", ffi_device_type=None)
     seen = {}
 
     def call(entry, registers, shown, launch, read_outcome, read_raised):

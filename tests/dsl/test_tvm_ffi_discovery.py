@@ -46,8 +46,9 @@ def test_the_mangled_name_says_the_fake_tensors_are_column_major():
     """make_fake_compact_tensor lays (n0, 64) out with strides (1, n0): `div1 64 | 1 i64div1` in the name."""
     export = _export("pair_add")
     x, y = parse_signature(export.ffi_signature)[:2]
-    assert stride_order(export.mangled_function, 0, x) == stride_order(export.mangled_function, 1, y) == "F"
-    assert compact_strides([128, 64], "F") == [1, 128] and compact_strides([128, 64], "C") == [64, 1]
+    assert stride_order(export.mangled_function, 0, x) == stride_order(export.mangled_function, 1, y) == (0, 1)
+    assert compact_strides([128, 64], (0, 1)) == [1, 128] and compact_strides([128, 64], None) == [64, 1]
+    assert compact_strides([2, 3, 4], (1, 0, 2)) == [3, 1, 6]
     assert stride_order(None, 0, x) is None
 
 
@@ -84,3 +85,26 @@ def test_inspect_tells_the_form_and_what_it_does_not_carry(cli):
     assert "header wrapper" not in result.out and "4.3" not in result.out and "4.4" not in result.out
     described = emu.inspect(DATA / "vec_scale.o")
     assert described.tvm_ffi.signature.startswith("vec_scale(") and described.generation.launch_wrapper is None
+
+
+def test_what_real_world_objects_write_differently_is_read_too():
+    """Read off objects built as real projects build them (tvm-native's fixtures): the signature quotes the Python
+    function's name (`__call__` of a kernel class, not the export's), a CPU torch tensor's checks ask for
+    device_type=cpu, a GEMM's later operands lose their part of a name cut at 180 characters, and a class's kernel
+    slot is `kernels_cutlass_dsl_<class>_kernel_...`."""
+    from types import SimpleNamespace
+
+    from emu.dsl.tvm_ffi.export import _kernel_slots
+    from emu.dsl.tvm_ffi.signature import expected_device_type, signature_text, tensor_orders
+    data = b"\0Expects 2 parameters\0 when calling: `__call__(mX: Tensor([n0, 4096], bfloat16), stream: Stream)`\0"
+    assert signature_text([data], "func") == "__call__(mX: Tensor([n0, 4096], bfloat16), stream: Stream)"
+    assert signature_text([data + data.replace(b"mX", b"mY")], "func") is None            # two, neither func's
+    assert expected_device_type([b"\0, expected device_type=cpu\0"]) == "cpu"
+    assert expected_device_type([b"\0, expected device_type=cpu\0, expected device_type=cuda\0"]) is None
+    name = ("__cute_internal_hopper_gemm_cutlass___call___example_cute_hopper_kernel_dense_gemm_dense_gemmHopperWgmma"
+            "GemmKernel_object_at__FakeTensorFloat16div1div8div1i64div81i64div8_FakeTensorFloat16div8div8div1i64div81")
+    params = parse_signature("__call__(a: Tensor([n0, n1, n2], float16), b: Tensor([n3, n4, n5], float16), "
+                             "c: Tensor([n6, n7, n8], float16), stream: Stream)")
+    assert tensor_orders(params, name) == [(1, 0, 2)] * 3          # mode 1 contiguous, as a's part says
+    symbols = [SimpleNamespace(name=n, defined=True) for n in ("kernels_binary", "kernels_cutlass_dsl_add_kernel_0")]
+    assert _kernel_slots(SimpleNamespace(symbols=symbols)) == ["cutlass_dsl_add_kernel_0"]
