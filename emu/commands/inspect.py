@@ -154,7 +154,7 @@ def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
 def _entry_points(obj: ObjectFile, export: Export) -> list[EntryPoint]:
     points = []
     for entry in ENTRIES:
-        if (entry == "tvm_ffi") != bool(export.ffi_name) and entry in ("launch", "tvm_ffi"):
+        if (entry in ("tvm_ffi", "process_exit")) != bool(export.ffi_name) and entry in ("launch", "tvm_ffi", "process_exit"):
             continue                        # each form has one launch entry: launch (CuTe ABI) or tvm_ffi
         if export.ffi_name and entry.startswith("mlir_"):
             continue                        # no header calls packed forms in a TVM-FFI export: it has none

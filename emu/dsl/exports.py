@@ -69,6 +69,8 @@ class Export:
             return self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_"
         if entry == "tvm_ffi":
             return f"__tvm_ffi_{self.ffi_name or self.prefix}"
+        if entry == "process_exit":         # the destructor a TVM-FFI object lists in .fini_array
+            return f"{self.prefix}___dtor_cuda_dialect_unload_library_once"
         symbol = KINDS[entry].symbol
         if symbol is None:
             raise KeyError(entry)

@@ -182,6 +182,8 @@ def _absent(export, image, entry: str) -> str | None:
     """What the export lacks to run `entry`, or None."""
     from ..dsl.entries import KINDS
     from ..dsl.generations import FORMATS
+    if entry == "process_exit" and not export.ffi_name:
+        return "destructor (process_exit runs a TVM-FFI export's unload at exit)"
     if entry == "tvm_ffi" or (entry == "launch" and export.ffi_name):
         if not export.ffi_name:
             return "__tvm_ffi_<name> entry (it is a CuTe-ABI export: its launch entry is `launch`)"

@@ -58,8 +58,8 @@ def test_defaults_share_a_symbolic_extent_and_pass_the_objects_checks():
     x, y = args[0].tensor, args[1].tensor
     assert x.shape == y.shape == [128, 64] and x.strides == [1, 128] and x.data != y.data and x.data % 16 == 0
     run = emu.trace(DATA / "pair_add.o")
-    entry, = run.entries
-    assert (entry.entry, entry.returned, entry.raised) == ("tvm_ffi", 0, None)
+    call, end = run.entries
+    assert (call.entry, call.returned, call.raised, end.entry) == ("tvm_ffi", 0, None, "process_exit")
 
 
 def test_an_argument_that_is_not_of_the_form_is_named():

@@ -48,8 +48,8 @@ def test_trace_args_file_yaml_or_json_and_its_json_record(tmp_path):
     runs = [run_cli("trace", "--json", str(DATA / "vec_scale.o"), "--args", str(tmp_path / name)).json()[0]
             for name in ("args.json", "args.yaml")]
     assert runs[0]["entries"] == runs[1]["entries"]
-    entry, = runs[0]["entries"]
-    assert (entry["entry"], entry["returned"], entry["raised"]) == ("tvm_ffi", 0, None)
+    entry, end = runs[0]["entries"]
+    assert (entry["entry"], entry["returned"], entry["raised"], end["entry"]) == ("tvm_ffi", 0, None, "process_exit")
     assert entry["launch"]["args"][0]["tensor"]["shape"] == [256] and entry["launch"]["given"] is True
     launch = next(c for c in runs[0]["calls"] if c["symbol"] == "_cudaLaunchKernelEx")
     assert launch["args"]["config"]["gridDim"] == [2, 1, 1]          # (256 + 127) // 128 blocks
@@ -75,7 +75,8 @@ def test_check_a_cache_folder_of_tvm_ffi_objects(tmp_path):
 
 def test_the_api_runs_the_default_call_and_given_ones():
     run = emu.trace(DATA / "vec_scale.o")
-    assert [e.entry for e in run.entries] == ["tvm_ffi"] and run.entries[0].returned == 0 and run.format_warning is None
+    assert [e.entry for e in run.entries] == ["tvm_ffi", "process_exit"] and run.entries[0].returned == 0
+    assert run.format_warning is None and [c.symbol for c in run.calls[-2:]] == ["cudaLibraryUnload", "cuda_dialect_unload_library_once"]
     given = emu.trace(DATA / "vec_scale.o", launch_args=[{"int": 1}, {"float": 1.0}, None])
     assert given.entries[0].raised["kind"] == "TypeError"
 

@@ -55,7 +55,10 @@ def test_a_device_index_the_machine_lacks_is_the_cuda_error_101_the_h200_raised(
     run = emu.trace(DATA / "vec_scale.o", entries=[{"tvm_ffi": {"args": args}}], runtime={"device_count": 1})
     entry, = run.entries
     assert entry.returned == -1 and entry.raised == {"kind": "CUDADialectError", "message": "CUDA Error Code: 101"}
-    assert run.calls[-1].symbol == "CuteDSLRT_TVMFFISetRaisedCudaError"
+    setter, raiser = run.calls[-2:]                  # it raises through the setter the object gave it, in the guest
+    assert (raiser.symbol, raiser.args["error"]) == ("CuteDSLRT_TVMFFISetRaisedCudaError", 101)
+    assert (setter.symbol, setter.caller, setter.args["num_parts"]) == (
+        "TVMFFIErrorSetRaisedFromCStrParts", "CuteDSLRT_TVMFFISetRaisedCudaError", 2)
 
 
 def test_env_stream_reaches_the_entry_and_a_second_call_does_not_load_again():
