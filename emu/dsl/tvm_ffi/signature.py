@@ -12,6 +12,7 @@ which it does not state, comes from the internal launch function's mangled name 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import permutations
 from typing import NamedTuple
 
@@ -64,8 +65,14 @@ def expected_device_type(sections) -> str | None:
 
 def parse_signature(text: str) -> list[TvmFfiParam]:
     """The parameters of `name(a: T, ...)`; a type emu does not know is kind `unknown`, never guessed."""
+    return list(_parsed(text))
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[TvmFfiParam, ...]:
+    """Read once per signature: a run calls its export as often as a scenario says."""
     body = text[text.index("(") + 1:text.rindex(")")]
-    return [_param(part) for part in _split(body) if part.strip()]
+    return tuple(_param(part) for part in _split(body) if part.strip())
 
 
 def _split(body: str) -> list[str]:
