@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from stub_models import CATALOGUE, LIBC_CATALOGUE
+from stub_models import model_of
+
+from .inspect_tvm_ffi import TvmFfiInspection, inspect_tvm_ffi, tvm_ffi_lines
 
 from ..dsl.args_spec.reader import ArgSpec, ArgSpecError, decode_args_spec
 from ..arch import NAMES
@@ -76,8 +78,8 @@ class Generation(Model):
         "by value, 4.4+ a pointer to its slot; unknown: the object does not say, and emu refuses the cuda_load forms")
     evidence: list[str] = Field(description="what in the object (and the header beside it, if any) says so")
     header: str | None = Field(description="the header read beside the object, if there is one")
-    launch_wrapper: str = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
-                                "or cute_dsl_<prefix>_wrapper")
+    launch_wrapper: str | None = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
+                                       "or cute_dsl_<prefix>_wrapper; null for a TVM-FFI export, which has no header")
 
 
 class Initializer(Model):
@@ -116,6 +118,8 @@ class InspectResult(Model):
     undefined: list[UndefinedSymbol] = Field(description="every undefined symbol, sorted, with what answers it")
     library: SharedLibrary | None = Field(default=None, description="for a shared library: what it needs and what "
                                           "dlopen would run; null for an object")
+    tvm_ffi: TvmFfiInspection | None = Field(default=None, description="a TVM-FFI export (__tvm_ffi_<name>): its entry, "
+                                             "compiled signature and what the form does not carry; null for the CuTe ABI")
 
 
 def inspect_object(path: str) -> list[InspectResult]:
@@ -159,14 +163,15 @@ class _Laid:
 
 def _inspect_export(path: str, obj: ObjectFile, export: Export, binary, library: SharedLibrary | None) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
+    undefined = _undefined(obj)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
         generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=(text := obj.c_string(f"{export.prefix}_kernel_info")), kernel_info_parsed=_json_object(text),
         kernel_info_error=export.kernel_info_error,
-        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj),
-        library=library)
+        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=undefined,
+        library=library, tvm_ffi=inspect_tvm_ffi(export, {u.symbol for u in undefined}))
 
 
 def _json_object(text: str | None) -> dict[str, Any] | None:
@@ -185,6 +190,12 @@ def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
             text = handle.read(MAX_HEADER_CHARS)
     except OSError:
         header, text = None, None
+    if export.ffi_name:
+        return Generation(exported_by="nvidia-cutlass-dsl with --enable-tvm-ffi (export_to_c(object_file_path, "
+                          "function_name=...); 4.8.1 checked)", format=export.format,
+                          evidence=[f"defines __tvm_ffi_{export.ffi_name} and loaders {export.prefix}_cuda_init, "
+                                    "_cuda_load, _cuda_load_to_device (called by cuda_dialect_init_library_once)"],
+                          header=None, launch_wrapper=None)
     found = recognise(export, obj, text)
     return Generation(exported_by=found.releases, format=found.format, evidence=list(found.evidence),
                       header=header, launch_wrapper=export.header_wrapper)
@@ -193,6 +204,10 @@ def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
 def _entry_points(obj: ObjectFile, export: Export) -> list[EntryPoint]:
     points = []
     for entry in ENTRIES:
+        if (entry in ("tvm_ffi", "process_exit")) != bool(export.ffi_name) and entry in ("launch", "tvm_ffi", "process_exit"):
+            continue                        # each form has one launch entry: launch (CuTe ABI) or tvm_ffi
+        if export.ffi_name and entry.startswith("mlir_"):
+            continue                        # no header calls packed forms in a TVM-FFI export: it has none
         symbol = export.entry_symbol(entry) if entry != "launch" or export.launch_function else None
         found = obj.symbol(symbol) if symbol else None
         points.append(EntryPoint(entry=entry, symbol=symbol, present=bool(found and found.defined)))
@@ -241,7 +256,7 @@ def _undefined(obj: ObjectFile) -> list[UndefinedSymbol]:
     names = sorted({s.name for s in obj.symbols if s.name and not s.defined})
     result = []
     for name in names:
-        model = CATALOGUE.get(name) or LIBC_CATALOGUE.get(name)
+        model = model_of(name)
         handled = "stub" if model else "emu" if name in EMU_PROVIDED else "none"
         result.append(UndefinedSymbol(symbol=name, handled_by=handled, prototype=model.prototype if model else None))
     return result
@@ -251,14 +266,21 @@ def show_inspect(result: InspectResult) -> list[str]:
     """The human-readable report `python -m emu inspect` prints."""
     lines = [f"{result.object} ({result.arch}, prefix {result.prefix})",
              f"  exported by {result.generation.exported_by}",
-             *[f"    {clause}" for clause in result.generation.evidence],
-             f"  format {result.generation.format}: loaders take the library "
-             + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
-                                                                                  "in a way the object does not say")
-             + f"; header wrapper {result.generation.launch_wrapper}",
-             f"  version: {result.version}   function: {result.function_name}",
-             "  entry points:"]
+             *[f"    {clause}" for clause in result.generation.evidence]]
+    if result.tvm_ffi is not None:
+        lines += tvm_ffi_lines(result.tvm_ffi)
+    else:
+        lines += [f"  format {result.generation.format}: loaders take the library "
+                  + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
+                                                                                       "in a way the object does not say")
+                  + f"; header wrapper {result.generation.launch_wrapper}",
+                  f"  version: {result.version}   function: {result.function_name}"]
+    lines.append("  entry points:")
     lines += [f"    {p.entry:<25} {p.symbol or '-'}{'' if p.present else '  (absent)'}" for p in result.entry_points]
+    if result.tvm_ffi is not None:
+        lines.append("  kernels (no kernel_info in a TVM-FFI export):")
+        lines += [f"    {kernel.kernel}" for kernel in result.kernels]
+        return lines + _binary_lines(result.binary) + _undefined_lines(result)
     lines.append("  kernels (kernel_info asks):")
     for kernel in result.kernels:
         asks = ", ".join(f"{a.attribute} {a.name or '?'}={a.value}" for a in kernel.attributes) or "nothing"
@@ -274,12 +296,14 @@ def show_inspect(result: InspectResult) -> list[str]:
         absent = f"no {result.prefix}_args_spec" + (f" (the header's {result.generation.launch_wrapper} is the only "
                                                      "description of the launch)" if result.generation.format == "4.3" else "")
         lines.append(f"    {result.args_spec_error or absent}")
-    lines += _binary_lines(result.binary)
-    lines.append("  undefined symbols:")
-    lines += [f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "") for u in result.undefined]
-    if result.library is not None:
-        lines += _library_lines(result.library)
-    return lines
+    return lines + _binary_lines(result.binary) + _undefined_lines(result)
+
+
+def _undefined_lines(result: InspectResult) -> list[str]:
+    """The undefined symbols and what answers each; for a shared library, what it needs and would run."""
+    lines = ["  undefined symbols:", *[f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "")
+                                       for u in result.undefined]]
+    return lines + (_library_lines(result.library) if result.library is not None else [])
 
 
 def _library_lines(library: SharedLibrary) -> list[str]:
