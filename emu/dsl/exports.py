@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from .entries import KINDS
 from ..errors import BadInput, ObjectFormatError
-from .tvm_ffi.export import tvm_ffi_fields
+from .tvm_ffi.export import own_kernels, tvm_ffi_fields
 from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS, metadata_symbols
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
 from ..gpu_binary.fatbin import FATBIN_MAGIC, HEADER
@@ -118,12 +118,14 @@ def discover(obj: ObjectFile, image: LoadedBinary | None = None) -> list[Export]
                                 path=obj.path)
     binaries = _binaries(obj, image, prefixes)
     alone = len(prefixes) == 1             # kernel slots are the object's: an export among several names its kernel_info's
-    return [_export(obj, prefix, functions, slots if alone else [], slots_43 if alone else [], binaries[prefix], alone)
-            for prefix in prefixes]
+    return [_export(obj, prefix, functions, slots if alone else [], slots_43 if alone else [], binaries[prefix],
+                    None if alone else image) for prefix in prefixes]
 
 
 def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43: list[str], binary: int | None,
-            alone: bool = True) -> Export:
+            among: LoadedBinary | None = None) -> Export:
+    """One export; `among`: the laid-out binary when the export is one of several (its kernels are then its own
+    GPU binary's, not the file's)."""
     info, error = _kernel_info(obj, prefix)
     version = obj.c_string(f"{prefix}_version")
     tvm_ffi = tvm_ffi_fields(obj, prefix, functions) or {}
@@ -136,7 +138,9 @@ def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43:
         fmt = "4.3" if slots_43 else "unknown"
     if fmt == "4.3":
         slots = slots_43
-    tvm_ffi_slots = tvm_ffi.pop("kernels", None) if alone else None      # the object's slots: its only export's
+    tvm_ffi_slots = tvm_ffi.pop("kernels", None)        # the file's slots: its only export's, or every export's
+    if tvm_ffi_slots is not None and among is not None:
+        tvm_ffi_slots = own_kernels(tvm_ffi_slots, among, binary, prefix)
     kernels = tvm_ffi_slots or list(dict.fromkeys(list(info) + slots))
     launch_prefix = f"_mlir_{prefix}__mlir_ciface_"
     launch = sorted(name for name in functions if name.startswith(launch_prefix))

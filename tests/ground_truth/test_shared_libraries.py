@@ -34,12 +34,7 @@ ROOT = shared_native.ROOT
 LIBRARIES = shared_native.LIBRARIES
 EXPORTS = [(library, export) for library in LIBRARIES for export in library["exports"]]
 EXPORT_IDS = [f"{library['path'].removeprefix('tests/data/shared/')}:{export['name']}" for library, export in EXPORTS]
-# emu cannot yet tell how a TVM-FFI export's cuda_load takes the library when a file holds several: a TVM-FFI
-# object has no _version/_kernel_info/_args_spec, and kernel slots are attributed only to a file's only export
-# (emu.dsl.exports.discover), so the format is "unknown" and cuda_load is refused. Strict: fixing it fails here.
-TVM_FFI_GAP = pytest.mark.xfail(strict=True, reason="emu: a TVM-FFI export among several has an unknown format")
-EMU_CASES = [pytest.param(library, export, id=case, marks=[TVM_FFI_GAP] if export["abi"] == "tvm_ffi" and len(library["exports"]) > 1 else [])
-             for (library, export), case in zip(EXPORTS, EXPORT_IDS)]
+EMU_CASES = [pytest.param(library, export, id=case) for (library, export), case in zip(EXPORTS, EXPORT_IDS)]
 
 
 def _native(library: dict, export: dict, lines: list[dict]) -> list[dict]:

@@ -39,3 +39,31 @@ def _kernel_slots(obj) -> list[str]:
     `cutlass_dsl_<class>_kernel_...`)."""
     names = (symbol.name for symbol in obj.symbols if symbol.defined and symbol.name.startswith(SLOT_PREFIX))
     return list(dict.fromkeys(name[len(SLOT_PREFIX):] for name in names if name != BINARY))
+
+
+def own_kernels(slots: list[str], image, binary: int | None, prefix: str) -> list[str]:
+    """The kernel slots that belong to one TVM-FFI export among several in a file (a library linked from
+    several exports): those its own GPU binary's cubins define.  Slots carry no owner (the same kernel
+    compiled for two architectures has the same slot name in each object), so the binary decides; where
+    emu cannot read it, the export is refused rather than given another export's kernels."""
+    from ...errors import ObjectFormatError
+    from ...gpu_binary.cubin import CubinError, parse_cubin
+    from ...gpu_binary.fatbin import HEADER, FatbinError, entry_payload, parse_fatbin
+    try:
+        size = HEADER.size + HEADER.unpack(image.read(binary, HEADER.size))[3]
+        data = image.read(binary, size)
+        names: set[str] = set()
+        for entry in parse_fatbin(data).entries:
+            payload = entry_payload(data, entry) if entry.kind == "elf" else None
+            if payload is not None:
+                names.update(kernel.name for kernel in parse_cubin(payload).kernels)
+    except (TypeError, ValueError, FatbinError, CubinError) as error:
+        raise ObjectFormatError(f"{prefix} is one of several TVM-FFI exports and its GPU binary at "
+                                f"{binary if binary is None else hex(binary)} cannot be read ({error}): emu cannot tell "
+                                "which kernels are its own", path=image.path) from None
+    own = [slot for slot in slots if slot in names]
+    if not own and slots:
+        raise ObjectFormatError(f"{prefix} is one of several TVM-FFI exports and its GPU binary holds no cubin naming "
+                                f"any of the file's kernels ({', '.join(slots)}): emu cannot tell which are its own",
+                                path=image.path)
+    return own
