@@ -126,7 +126,7 @@ def inspect_object(path: str) -> list[InspectResult]:
     """Read `path` statically, one result per export; raises ObjectFormatError (an EmuError, exit 2) for bad input."""
     obj = parse_file(path)
     library = _library(path) if isinstance(obj, SharedObject) else None
-    exports = discover(obj)
+    exports = library[2] if library is not None else discover(obj)     # a library's as laid out: each its own kernels
     if library is not None and library[0].symbol_table == ".dynsym":
         binaries = library[1]
     else:
@@ -134,9 +134,9 @@ def inspect_object(path: str) -> list[InspectResult]:
     return [_inspect_export(path, obj, export, binaries[export.prefix], library and library[0]) for export in exports]
 
 
-def _library(path: str) -> tuple[SharedLibrary, dict]:
-    """What a shared library needs and would run, and (stripped) each export's GPU binary as laid out: a
-    stand-in symbol over its fatbin's bytes."""
+def _library(path: str) -> tuple[SharedLibrary, dict, list[Export]]:
+    """What a shared library needs and would run, (stripped) each export's GPU binary as laid out (a
+    stand-in symbol over its fatbin's bytes), and its exports as discovered in the laid-out library."""
     from ..cache.loaded import load_image
 
     image, exports = load_image(path)
@@ -149,7 +149,7 @@ def _library(path: str) -> tuple[SharedLibrary, dict]:
         else:
             binaries[export.prefix] = None
     return SharedLibrary(needed=facts["needed"], symbol_table=facts["symbol_table"],
-                         initializers=[Initializer(**entry) for entry in facts["initializers"]]), binaries
+                         initializers=[Initializer(**entry) for entry in facts["initializers"]]), binaries, exports
 
 
 class _Laid:
