@@ -1,0 +1,146 @@
+"""The in-process figures of the speed goals that bench.py adds to its own, each beside its floor, interleaved.
+
+  check_against_floor:  `check` of objects read from the image store and translated afresh, per object,
+                        against its floor: the idle run translated afresh + the store read + the real stub
+                        calls' share above the idle ones (goal 3);
+  shared_library_row:   a shared library's loaders against the `.o` it was linked from (goal 5);
+  tvm_ffi_row:          a TVM-FFI entry call against the `.o` CuTe-ABI path (loaders + launch) (goal 5).
+A form this emu does not run yet gives {"not_measured": why} (emu's own error), never a figure.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import statistics
+import subprocess
+import time
+
+from floors import _forget_code, _idle_stub, _IDLE_CALLS  # noqa: F401  (the floors' own idle stub)
+from harness import ROOT
+from emu.cache import loaded as images
+from emu.emulator.machine import Machine
+from emu.errors import EmuError
+from emu.run.session import run_object
+
+SHARED_FIXTURES = os.path.join(ROOT, "tests", "data", "shared")
+TVM_FFI_FIXTURES = os.path.join(ROOT, "tests", "fixtures", "tvm_ffi")
+
+
+def _forget(path: str) -> None:
+    """As `check DIR`'s next object finds it: not in the process's image cache, its code never translated."""
+    _forget_code(path)
+    for key in [key for key in images._CACHE if key[0] == os.path.abspath(path)]:
+        del images._CACHE[key]
+
+
+def _timed(call) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def check_against_floor(paths: list[str], entries: list, repeat: int) -> dict:
+    """Per round: `check_objects` of every object, each forgotten first (ms per object), then, object by
+    object, its floor's parts: the idle run translated afresh, the store read (file read, hash, store
+    load), and the real warm run less the idle warm run (the stub calls' share).  Ratios per round."""
+    from emu.commands.check import check_objects
+    check_objects(paths)                                   # warm-up: imports, emulators, the store filled
+    rounds = []
+    real_stub = Machine._on_stub
+    for _ in range(repeat):
+        for path in paths:
+            _forget(path)
+        check_ms = _timed(lambda: check_objects(paths)) / len(paths) * 1e3
+        parts = {"translated": [], "store_read": [], "stub_share": []}
+        for path in paths:
+            warm = _timed(lambda: run_object(path, entries=entries))
+            Machine._on_stub = _idle_stub
+            try:
+                idle = _timed(lambda: run_object(path, entries=entries))
+                _forget(path)
+                # the store read alone (read, hash, store load), then the idle run of that image, translated afresh
+                parts["store_read"].append(_timed(lambda: images.load_image(path)))
+                _forget_code(path)
+                parts["translated"].append(_timed(lambda: run_object(path, entries=entries)))
+            finally:
+                Machine._on_stub = real_stub
+            parts["stub_share"].append(max(warm - idle, 0.0))
+        floor = {key: statistics.median(values) * 1e3 for key, values in parts.items()}
+        floor_ms = sum(floor.values())
+        rounds.append({"check_ms": check_ms, "floor_ms": floor_ms, "ratio": check_ms / floor_ms, **floor})
+    return _rounds(rounds)
+
+
+def _rounds(rounds: list[dict]) -> dict:
+    """Medians over rounds, with each round's ratio kept for the spread."""
+    figures = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+    figures["ratios"] = [r["ratio"] for r in rounds]
+    return figures
+
+
+def _paired(form_path: str, reference: str, form_entries: list, reference_entries: list, repeat: int) -> dict:
+    """The form's run and the reference's, alternating run by run (both warm: parsed once, translated)."""
+    for _ in range(3):
+        run_object(form_path, entries=form_entries)
+        run_object(reference, entries=reference_entries)
+    rounds = []
+    for _ in range(repeat):
+        form = statistics.median(_timed(lambda: run_object(form_path, entries=form_entries)) for _ in range(20))
+        ref = statistics.median(_timed(lambda: run_object(reference, entries=reference_entries)) for _ in range(20))
+        rounds.append({"form_ms": form * 1e3, "reference_ms": ref * 1e3, "ratio": form / ref})
+    return _rounds(rounds)
+
+
+def _not_run(path: str, entries: list) -> str | None:
+    """Why this emu does not run `entries` of `path` (its own error, first line), or None if it does."""
+    try:
+        run = run_object(path, entries=entries)
+    except (EmuError, ValueError) as error:
+        return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    stopped = [entry for entry in run.entries if entry.returned is None or entry.fault is not None]
+    if stopped:
+        return f"entry {stopped[0].entry} did not run to the end ({stopped[0].fault.message if stopped[0].fault else 'no return'})"
+    return None
+
+
+def shared_library_row(reference: str, entries: list, repeat: int, folder: str) -> dict:
+    """The loaders of a shared library against its `.o`: a committed pair under tests/data/shared (NAME.so
+    beside NAME.o) if there is one, else `cc -shared` of `reference` built here."""
+    pairs = [(so, so[:-3] + ".o") for so in sorted(glob.glob(os.path.join(SHARED_FIXTURES, "**", "*.so"), recursive=True))
+             if os.path.isfile(so[:-3] + ".o")]
+    how = f"{os.path.relpath(pairs[0][0], ROOT)} against its .o" if pairs else None
+    if not pairs:
+        cc = shutil.which("cc")
+        if cc is None:
+            return {"not_measured": "no shared-library fixture and no cc to link one"}
+        library = os.path.join(folder, "linked.so")
+        built = subprocess.run([cc, "-shared", "-o", library, reference], capture_output=True, text=True, check=False)
+        if built.returncode:
+            return {"not_measured": f"cc -shared {os.path.relpath(reference, ROOT)} failed: {built.stderr.strip()[:200]}"}
+        pairs = [(library, reference)]
+        how = f"cc -shared of {os.path.relpath(reference, ROOT)}, against that .o"
+    library, obj = pairs[0]
+    why = _not_run(library, entries)
+    if why:
+        return {"not_measured": why, "how": how}
+    return {**_paired(library, obj, entries, entries, repeat), "how": how}
+
+
+def tvm_ffi_row(reference: str, reference_entries: list, repeat: int) -> dict:
+    """A TVM-FFI entry call (default arguments; it loads the library lazily, as the DSL's runtime does) of
+    the first object under tests/fixtures/tvm_ffi, against the CuTe-ABI `.o` path: `reference`'s loaders and launch."""
+    objects = sorted(glob.glob(os.path.join(TVM_FFI_FIXTURES, "**", "*.o"), recursive=True))
+    if not objects:
+        return {"not_measured": f"no TVM-FFI object under {os.path.relpath(TVM_FFI_FIXTURES, ROOT)} in this checkout"}
+    from pydantic import ValidationError
+    from emu.dsl.entries import EntrySpec
+    try:
+        entries = [EntrySpec.model_validate({"tvm_ffi": {}})]
+    except ValidationError as error:
+        return {"not_measured": f"this emu has no tvm_ffi entry ({error.errors()[0]['msg']})"}
+    why = _not_run(objects[0], entries)
+    if why:
+        return {"not_measured": why}
+    return {**_paired(objects[0], reference, entries, reference_entries, repeat),
+            "how": f"{os.path.relpath(objects[0], ROOT)}, its __tvm_ffi_ entry"}
