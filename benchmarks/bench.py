@@ -264,7 +264,7 @@ def main() -> int:
         figures["floors"] = in_process_floors(paths, LOADERS, args.repeat)
     finally:
         image_store.save = saved
-    figures["check_floor"] = check_against_floor(paths, LOADERS, args.repeat)
+    figures["check_floor"] = check_against_floor(paths, args.repeat)
     with tempfile.TemporaryDirectory() as folder:
         figures["shared_library"] = shared_library_row(ONE_OBJECT, LOADERS, args.repeat, folder)
     figures["tvm_ffi"] = tvm_ffi_row(ONE_OBJECT, WITH_LAUNCH, args.repeat)

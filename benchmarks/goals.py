@@ -40,35 +40,59 @@ def _timed(call) -> float:
     return time.perf_counter() - start
 
 
-def check_against_floor(paths: list[str], entries: list, repeat: int) -> dict:
-    """Per round: `check_objects` of every object, each forgotten first (ms per object), then, object by
-    object, its floor's parts: the idle run translated afresh, the store read (file read, hash, store
-    load), and the real warm run less the idle warm run (the stub calls' share).  Ratios per round."""
+def _check_runs(paths: list[str]) -> dict[str, tuple]:
+    """Each object's run as `check` makes it: its profile (the one whose device runs its GPU binary), that
+    profile's device count, and the loaders for every device (emu.commands.check.check_object)."""
+    from emu.commands.check import default_device_count
+    from emu.cuda.config import RuntimeConfig
+    from emu.cuda.object_profile import pick_profile
+    from emu.dsl.entries import loaders_for_devices
+    runs = {}
+    for path in paths:
+        image, (export, *_) = images.load_image(path)
+        profile, _ = pick_profile(image, export, None)
+        count = default_device_count(profile)
+        runs[path] = (RuntimeConfig(device_count=count, profile=profile), list(loaders_for_devices(count)))
+    return runs
+
+
+def check_against_floor(paths: list[str], repeat: int) -> dict:
+    """Per round, each step over every object in turn, as `check DIR` meets them (a switch of object each
+    time): `check_objects` of the objects, each forgotten first; then its floor's parts, each run as `check`
+    makes it (its profile, every device's loaders): the store read (file read, hash, store load) of each
+    forgotten object, the idle run of each with its code translated afresh, and the real warm run less the
+    idle warm run (the stub calls' share).  Milliseconds per object; ratios per round."""
     from emu.commands.check import check_objects
     check_objects(paths)                                   # warm-up: imports, emulators, the store filled
-    rounds = []
+    runs = _check_runs(paths)
     real_stub = Machine._on_stub
+
+    def each(step) -> float:
+        return _timed(lambda: [step(path) for path in paths]) / len(paths) * 1e3
+
+    def idle(step) -> float:
+        Machine._on_stub = _idle_stub
+        try:
+            return each(step)
+        finally:
+            Machine._on_stub = real_stub
+
+    rounds = []
     for _ in range(repeat):
         for path in paths:
             _forget(path)
         check_ms = _timed(lambda: check_objects(paths)) / len(paths) * 1e3
-        parts = {"translated": [], "store_read": [], "stub_share": []}
         for path in paths:
-            warm = _timed(lambda: run_object(path, entries=entries))
-            Machine._on_stub = _idle_stub
-            try:
-                idle = _timed(lambda: run_object(path, entries=entries))
-                _forget(path)
-                # the store read alone (read, hash, store load), then the idle run of that image, translated afresh
-                parts["store_read"].append(_timed(lambda: images.load_image(path)))
-                _forget_code(path)
-                parts["translated"].append(_timed(lambda: run_object(path, entries=entries)))
-            finally:
-                Machine._on_stub = real_stub
-            parts["stub_share"].append(max(warm - idle, 0.0))
-        floor = {key: statistics.median(values) * 1e3 for key, values in parts.items()}
-        floor_ms = sum(floor.values())
-        rounds.append({"check_ms": check_ms, "floor_ms": floor_ms, "ratio": check_ms / floor_ms, **floor})
+            _forget(path)
+        store_read = each(images.load_image)
+        for path in paths:
+            _forget_code(path)
+        translated = idle(lambda path: run_object(path, *runs[path]))
+        warm = each(lambda path: run_object(path, *runs[path]))
+        stub_share = max(warm - idle(lambda path: run_object(path, *runs[path])), 0.0)
+        floor_ms = translated + store_read + stub_share
+        rounds.append({"check_ms": check_ms, "floor_ms": floor_ms, "ratio": check_ms / floor_ms, "translated": translated,
+                       "store_read": store_read, "stub_share": stub_share})
     return _rounds(rounds)
 
 
