@@ -249,6 +249,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-bench-store-")   # the subprocess runs use it
+    load_before = os.getloadavg()[0]
     from emu.cache import image_store
     paths = fixture_paths()
 
@@ -276,6 +277,7 @@ def main() -> int:
             figures["served_commands"] = {"expected": 3 * (args.repeat + 1), "served": server.served()}
         finally:
             server.stop()
+    figures["machine"] = {"cores": os.cpu_count(), "load_before": load_before, "load_after": os.getloadavg()[0]}
     if args.json:
         print(json.dumps(figures, indent=1))
     else:
@@ -303,6 +305,8 @@ def report_goals(f: dict) -> None:
 
     w = f["process"]
     rounds = w["rounds"]
+    m = f["machine"]
+    print(f"machine: {m['cores']} cores, load average {m['load_before']:.1f} at the start, {m['load_after']:.1f} at the end")
     print("goals (each against its floor, measured side by side in this run; medians, [spread of the per-round ratio])")
     for key, how in (("emu_run_s", "bytecode cache on, as users run"),
                      ("emu_run_nopyc_s", "PYTHONDONTWRITEBYTECODE=1, emu never compiled")):
