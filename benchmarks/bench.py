@@ -342,8 +342,11 @@ def report_goals(f: dict) -> None:
         if "not_measured" in row:
             line("5", label, "not measured", row["not_measured"] + (f" ({row['how']})" if row.get("how") else ""))
             continue
-        line("5", label, f"{row['form_ms']:.3f} / {row['reference_ms']:.3f} ms",
-             f"{statistics.median(row['ratios']):.2f}x {_spread(row['ratios'])} {_meets(statistics.median(row['ratios']), GOALS['form_vs_o'])} ({row['how']})")
+        line("5", label, f"{row['objects']} object(s)",
+             f"{row['ratio']:.2f}x [{min(row['ratios']):.2f}-{max(row['ratios']):.2f} over the objects] "
+             f"{_meets(row['ratio'], GOALS['form_vs_o'])} ({row['how']})")
+        for refused in row.get("refused", []):
+            line("", "  not run by this emu", "", refused)
     print()
 
 

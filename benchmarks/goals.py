@@ -10,6 +10,7 @@ A form this emu does not run yet gives {"not_measured": why} (emu's own error), 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import statistics
@@ -103,17 +104,20 @@ def _rounds(rounds: list[dict]) -> dict:
     return figures
 
 
-def _paired(form_path: str, reference: str, form_entries: list, reference_entries: list, repeat: int) -> dict:
-    """The form's run and the reference's, alternating run by run (both warm: parsed once, translated)."""
+def _paired(form_path: str, reference: str, form_entries: list, reference_entries: list, repeat: int) -> list[float]:
+    """The form's run over the reference's, per round: the two alternate run by run (both warm: parsed once,
+    translated), each round's medians."""
     for _ in range(3):
         run_object(form_path, entries=form_entries)
         run_object(reference, entries=reference_entries)
-    rounds = []
+    ratios = []
     for _ in range(repeat):
-        form = statistics.median(_timed(lambda: run_object(form_path, entries=form_entries)) for _ in range(20))
-        ref = statistics.median(_timed(lambda: run_object(reference, entries=reference_entries)) for _ in range(20))
-        rounds.append({"form_ms": form * 1e3, "reference_ms": ref * 1e3, "ratio": form / ref})
-    return _rounds(rounds)
+        form, ref = [], []
+        for _ in range(10):
+            form.append(_timed(lambda: run_object(form_path, entries=form_entries)))
+            ref.append(_timed(lambda: run_object(reference, entries=reference_entries)))
+        ratios.append(statistics.median(form) / statistics.median(ref))
+    return ratios
 
 
 def _not_run(path: str, entries: list) -> str | None:
@@ -128,32 +132,61 @@ def _not_run(path: str, entries: list) -> str | None:
     return None
 
 
+def _pairs_row(pairs: list[tuple[str, str]], form_entries: list, reference_entries: list, repeat: int, how: str) -> dict:
+    """Each form object against its reference, per object the median of its rounds' ratios; the row is the
+    median over the objects, its spread theirs.  Objects this emu does not run are counted, with the first reason."""
+    ratios, refused = {}, []
+    for form, reference in pairs:
+        why = _not_run(form, form_entries)
+        if why:
+            refused.append(f"{os.path.relpath(form, ROOT) if form.startswith(ROOT) else os.path.basename(form)}: {why}")
+            continue
+        ratios[form] = statistics.median(_paired(form, reference, form_entries, reference_entries, repeat))
+    if not ratios:
+        return {"not_measured": refused[0] if refused else "nothing to measure", "how": how}
+    row = {"ratio": statistics.median(ratios.values()), "ratios": list(ratios.values()), "objects": len(ratios), "how": how}
+    if refused:
+        row["refused"] = refused
+    return row
+
+
+def _manifest_pairs() -> list[tuple[str, str]]:
+    """(library, the one .o it was linked from) for every CuTe-ABI library tests/data/shared/MANIFEST.json lists."""
+    manifest = os.path.join(SHARED_FIXTURES, "MANIFEST.json")
+    if not os.path.isfile(manifest):
+        return []
+    with open(manifest) as handle:
+        libraries = json.load(handle).get("libraries", [])
+    pairs = []
+    for library in libraries:
+        inputs = [os.path.join(ROOT, path) for path in library.get("inputs", {}) if path.endswith(".o")]
+        path = os.path.join(ROOT, library["path"])
+        if library.get("abi") == "cute" and len(inputs) == 1 and os.path.isfile(path) and os.path.isfile(inputs[0]):
+            pairs.append((path, inputs[0]))
+    return pairs
+
+
 def shared_library_row(reference: str, entries: list, repeat: int, folder: str) -> dict:
-    """The loaders of a shared library against its `.o`: a committed pair under tests/data/shared (NAME.so
-    beside NAME.o) if there is one, else `cc -shared` of `reference` built here."""
-    pairs = [(so, so[:-3] + ".o") for so in sorted(glob.glob(os.path.join(SHARED_FIXTURES, "**", "*.so"), recursive=True))
-             if os.path.isfile(so[:-3] + ".o")]
-    how = f"{os.path.relpath(pairs[0][0], ROOT)} against its .o" if pairs else None
-    if not pairs:
-        cc = shutil.which("cc")
-        if cc is None:
-            return {"not_measured": "no shared-library fixture and no cc to link one"}
-        library = os.path.join(folder, "linked.so")
-        built = subprocess.run([cc, "-shared", "-o", library, reference], capture_output=True, text=True, check=False)
-        if built.returncode:
-            return {"not_measured": f"cc -shared {os.path.relpath(reference, ROOT)} failed: {built.stderr.strip()[:200]}"}
-        pairs = [(library, reference)]
-        how = f"cc -shared of {os.path.relpath(reference, ROOT)}, against that .o"
-    library, obj = pairs[0]
-    why = _not_run(library, entries)
-    if why:
-        return {"not_measured": why, "how": how}
-    return {**_paired(library, obj, entries, entries, repeat), "how": how}
+    """The loaders of shared libraries against the `.o` each was linked from: the CuTe-ABI libraries of
+    tests/data/shared (its MANIFEST.json names each one's input), else `cc -shared` of `reference` built here."""
+    pairs = _manifest_pairs()
+    if pairs:
+        return _pairs_row(pairs, entries, entries, repeat,
+                          f"{len(pairs)} CuTe-ABI libraries of {os.path.relpath(SHARED_FIXTURES, ROOT)}, each against its .o")
+    cc = shutil.which("cc")
+    if cc is None:
+        return {"not_measured": "no shared-library fixture and no cc to link one"}
+    library = os.path.join(folder, "linked.so")
+    built = subprocess.run([cc, "-shared", "-o", library, reference], capture_output=True, text=True, check=False)
+    if built.returncode:
+        return {"not_measured": f"cc -shared {os.path.relpath(reference, ROOT)} failed: {built.stderr.strip()[:200]}"}
+    return _pairs_row([(library, reference)], entries, entries, repeat,
+                      f"cc -shared of {os.path.relpath(reference, ROOT)}, against that .o")
 
 
 def tvm_ffi_row(reference: str, reference_entries: list, repeat: int) -> dict:
-    """A TVM-FFI entry call (default arguments; it loads the library lazily, as the DSL's runtime does) of
-    the first object under tests/fixtures/tvm_ffi, against the CuTe-ABI `.o` path: `reference`'s loaders and launch."""
+    """A TVM-FFI entry call (default arguments; the library loads inside it, as the DSL's runtime does) of
+    each object under tests/fixtures/tvm_ffi, against the CuTe-ABI `.o` path: `reference`'s loaders and launch."""
     objects = sorted(glob.glob(os.path.join(TVM_FFI_FIXTURES, "**", "*.o"), recursive=True))
     if not objects:
         return {"not_measured": f"no TVM-FFI object under {os.path.relpath(TVM_FFI_FIXTURES, ROOT)} in this checkout"}
@@ -163,8 +196,6 @@ def tvm_ffi_row(reference: str, reference_entries: list, repeat: int) -> dict:
         entries = [EntrySpec.model_validate({"tvm_ffi": {}})]
     except ValidationError as error:
         return {"not_measured": f"this emu has no tvm_ffi entry ({error.errors()[0]['msg']})"}
-    why = _not_run(objects[0], entries)
-    if why:
-        return {"not_measured": why}
-    return {**_paired(objects[0], reference, entries, reference_entries, repeat),
-            "how": f"{os.path.relpath(objects[0], ROOT)}, its __tvm_ffi_ entry"}
+    return _pairs_row([(path, reference) for path in objects], entries, reference_entries, repeat,
+                      f"the objects of {os.path.relpath(TVM_FFI_FIXTURES, ROOT)}, their __tvm_ffi_ entry, "
+                      f"against {os.path.relpath(reference, ROOT)}'s loaders and launch")
