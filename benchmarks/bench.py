@@ -342,11 +342,12 @@ def report_goals(f: dict) -> None:
         if "not_measured" in row:
             line("5", label, "not measured", row["not_measured"] + (f" ({row['how']})" if row.get("how") else ""))
             continue
-        line("5", label, f"{row['objects']} object(s)",
-             f"{row['ratio']:.2f}x [{min(row['ratios']):.2f}-{max(row['ratios']):.2f} over the objects] "
-             f"{_meets(row['ratio'], GOALS['form_vs_o'])} ({row['how']})")
-        for refused in row.get("refused", []):
-            line("", "  not run by this emu", "", refused)
+        line("5", label, f"{row['objects']} object(s), in turn",
+             f"{row['ratio']:.2f}x {_spread(row['ratios'])} {_meets(row['ratio'], GOALS['form_vs_o'])} ({row['how']})")
+        line("", "  the same, each object run 5 times over (no switch of object)", "",
+             f"{row['same_object_ratio']:.2f}x {_spread(row['same_object_ratios'])}")
+        if row["refused"]:
+            line("", f"  {len(row['refused'])} object(s) not run by this emu, e.g.", "", row["refused"][0][:160])
     print()
 
 

@@ -104,20 +104,24 @@ def _rounds(rounds: list[dict]) -> dict:
     return figures
 
 
-def _paired(form_path: str, reference: str, form_entries: list, reference_entries: list, repeat: int) -> list[float]:
-    """The form's run over the reference's, per round: the two alternate run by run (both warm: parsed once,
-    translated), each round's medians."""
+def _in_turn(forms: list[str], references: list[str], form_entries: list, reference_entries: list, repeat: int) -> dict:
+    """The forms' runs against the references', both warm (parsed once, translated), per round: every form
+    object run in turn (a switch of object each run, as a matrix meets them), then every reference in turn,
+    then each object of both kinds run 5 times over (no switch).  Ratios of the rounds' medians."""
+    def turn(paths: list[str], entries: list) -> list[float]:
+        return [_timed(lambda: run_object(path, entries=entries)) for path in paths]
+
+    def repeated(paths: list[str], entries: list) -> list[float]:
+        return [_timed(lambda: run_object(path, entries=entries)) for path in paths for _ in range(5)]
+
     for _ in range(3):
-        run_object(form_path, entries=form_entries)
-        run_object(reference, entries=reference_entries)
-    ratios = []
+        turn(forms, form_entries), turn(references, reference_entries)
+    ratios, same = [], []
     for _ in range(repeat):
-        form, ref = [], []
-        for _ in range(10):
-            form.append(_timed(lambda: run_object(form_path, entries=form_entries)))
-            ref.append(_timed(lambda: run_object(reference, entries=reference_entries)))
+        form, ref = turn(forms, form_entries) + turn(forms, form_entries), turn(references, reference_entries) + turn(references, reference_entries)
         ratios.append(statistics.median(form) / statistics.median(ref))
-    return ratios
+        same.append(statistics.median(repeated(forms, form_entries)) / statistics.median(repeated(references, reference_entries)))
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "same_object_ratio": statistics.median(same), "same_object_ratios": same}
 
 
 def _not_run(path: str, entries: list) -> str | None:
@@ -133,21 +137,20 @@ def _not_run(path: str, entries: list) -> str | None:
 
 
 def _pairs_row(pairs: list[tuple[str, str]], form_entries: list, reference_entries: list, repeat: int, how: str) -> dict:
-    """Each form object against its reference, per object the median of its rounds' ratios; the row is the
-    median over the objects, its spread theirs.  Objects this emu does not run are counted, with the first reason."""
-    ratios, refused = {}, []
+    """The form objects against their references (_in_turn); objects this emu does not run are left out
+    and counted, with the first reason."""
+    kept, refused = [], []
     for form, reference in pairs:
         why = _not_run(form, form_entries)
         if why:
-            refused.append(f"{os.path.relpath(form, ROOT) if form.startswith(ROOT) else os.path.basename(form)}: {why}")
-            continue
-        ratios[form] = statistics.median(_paired(form, reference, form_entries, reference_entries, repeat))
-    if not ratios:
+            refused.append(why)
+        else:
+            kept.append((form, reference))
+    if not kept:
         return {"not_measured": refused[0] if refused else "nothing to measure", "how": how}
-    row = {"ratio": statistics.median(ratios.values()), "ratios": list(ratios.values()), "objects": len(ratios), "how": how}
-    if refused:
-        row["refused"] = refused
-    return row
+    forms, references = [form for form, _ in kept], sorted({reference for _, reference in kept})
+    return {**_in_turn(forms, references, form_entries, reference_entries, repeat), "objects": len(kept),
+            "refused": refused, "how": how}
 
 
 def _manifest_pairs() -> list[tuple[str, str]]:
