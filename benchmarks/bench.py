@@ -342,10 +342,11 @@ def report_goals(f: dict) -> None:
         if "not_measured" in row:
             line("5", label, "not measured", row["not_measured"] + (f" ({row['how']})" if row.get("how") else ""))
             continue
-        line("5", label, f"{row['objects']} object(s), in turn",
-             f"{row['ratio']:.2f}x {_spread(row['ratios'])} {_meets(row['ratio'], GOALS['form_vs_o'])} ({row['how']})")
-        line("", "  the same, each object run 5 times over (no switch of object)", "",
-             f"{row['same_object_ratio']:.2f}x {_spread(row['same_object_ratios'])}")
+        line("5", label, f"{row['objects']} object(s)",
+             f"{row['same_object_ratio']:.2f}x {_spread(row['same_object_ratios'])} {_meets(row['same_object_ratio'], GOALS['form_vs_o'])} "
+             f"({row['how']}; each object run 5 times over)")
+        line("", "  the same objects run in turn (a switch of object each run; the references switch only "
+             "where they differ)", "", f"{row['ratio']:.2f}x {_spread(row['ratios'])}")
         if row["refused"]:
             line("", f"  {len(row['refused'])} object(s) not run by this emu, e.g.", "", row["refused"][0][:160])
     print()
