@@ -325,11 +325,15 @@ def report_goals(f: dict) -> None:
     else:
         line("2", "served run / cc+link+run", "not measured: no cc on PATH", "")
     c = f["check_floor"]
-    bound = max(GOALS["check_ms"], GOALS["check_vs_floor"] * c["floor_ms"])
-    which = "0.3 ms" if bound == GOALS["check_ms"] else f"1.2x its floor ({bound:.3f} ms)"
+    # per round: what the goal allows (the larger of 0.3 ms and 1.2x that round's floor), and which bound it was
+    allowed = [max(GOALS["check_ms"], GOALS["check_vs_floor"] * r["floor_ms"]) for r in c["rounds"]]
+    over = [r["check_ms"] / bound for r, bound in zip(c["rounds"], allowed)]
+    by_floor = sum(bound > GOALS["check_ms"] for bound in allowed)
+    which = (f"1.2x its floor in {by_floor} of {len(allowed)} rounds" if by_floor else "0.3 ms in every round")
     line("3", "`check`, per object from the store, translated afresh / its floor", f"{c['check_ms']:.3f} / {c['floor_ms']:.3f} ms",
-         f"{statistics.median(c['ratios']):.2f}x {_spread(c['ratios'])}; target the larger of 0.3 ms and 1.2x floor = {which}: "
-         + ("met" if c["check_ms"] <= bound else f"MISSED by {c['check_ms'] - bound:.3f} ms"))
+         f"{statistics.median(c['ratios']):.2f}x {_spread(c['ratios'])}; allowed: the larger of 0.3 ms and 1.2x the floor "
+         f"({which}); check / allowed {statistics.median(over):.2f}x {_spread(over)}: "
+         + ("met" if statistics.median(over) <= 1 else f"MISSED by {statistics.median(over) - 1:.2f}x of the allowed"))
     line("", "  floor = translated idle run + store read + stub share",
          f"{c['translated']:.3f} + {c['store_read']:.3f} + {c['stub_share']:.3f} ms", "")
     fl = f["floors"]

@@ -101,6 +101,7 @@ def _rounds(rounds: list[dict]) -> dict:
     """Medians over rounds, with each round's ratio kept for the spread."""
     figures = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
     figures["ratios"] = [r["ratio"] for r in rounds]
+    figures["rounds"] = rounds
     return figures
 
 
