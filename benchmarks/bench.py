@@ -42,12 +42,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from floors import in_process_floors  # noqa: E402
+from goals import check_against_floor, shared_library_row, tvm_ffi_row  # noqa: E402
 from harness import FIRST_PASS_CHECK, FIXTURES, check_dirs, fixture_paths, process_env, timed_run  # noqa: E402
 from emu.cache import loaded as images  # noqa: E402
 from emu.dsl.entries import EntrySpec  # noqa: E402
 from emu.run.session import run_object  # noqa: E402
 
 LOADERS = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+WITH_LAUNCH = [EntrySpec(name=name) for name in ("cuda_init", "cuda_load", "cuda_load_to_device", "launch")]
 REALWORLD = os.path.join(ROOT, "tests", "fixtures", "realworld")
 ONE_OBJECT = os.path.join(FIXTURES, "x86_64", "carveout_25.o")
 TARGETS = {"warm_ms": 0.07, "cold_ms": 0.25, "thousand_s": 1.0, "thousand_rss_mib": 10.0, "process_vs_cc": 2.0,
@@ -122,7 +124,9 @@ def timed_processes(commands: dict[str, tuple], repeat: int) -> dict[str, float]
             wall, cpu = once(*command)
             times.setdefault(key, []).append(wall)
             times.setdefault(f"{key}_cpu", []).append(cpu)
-    return {key: statistics.median(values) for key, values in times.items()}
+    medians: dict = {key: statistics.median(values) for key, values in times.items()}
+    medians["rounds"] = [{key: values[index] for key, values in times.items()} for index in range(repeat)]
+    return medians
 
 
 ONE_OBJECT_SCENARIO = """description: one object, every loader and the launch (benchmarks/bench.py)
@@ -131,8 +135,19 @@ entries: [cuda_init, cuda_load, cuda_load_to_device, launch]
 """
 
 
-def cold_env() -> dict[str, str]:
-    return process_env(EMU_NO_SERVER="1")
+def cold_env(**extra: str) -> dict[str, str]:
+    return process_env(EMU_NO_SERVER="1", **extra)
+
+
+def source_copy(folder: str) -> str:
+    """emu/ and stub_models/ copied without their __pycache__: what a process with PYTHONDONTWRITEBYTECODE=1
+    finds in a checkout that never wrote bytecode (an editable install, a CI job with the variable set)."""
+    copy = os.path.join(folder, "source")
+    if not os.path.isdir(copy):
+        for package in ("emu", "stub_models"):
+            shutil.copytree(os.path.join(ROOT, package), os.path.join(copy, package),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
 
 
 class WarmServer:
@@ -170,6 +185,7 @@ def whole_process(repeat: int, folder: str, server: WarmServer) -> dict:
     commands = {"interpreter_s": ([sys.executable, "-c", "pass"], ROOT),
                 "import_floor_s": ([sys.executable, "-c", "import unicorn, yaml, pydantic; from pydantic import BaseModel"], ROOT),
                 "emu_run_s": (emu_argv, ROOT, cold_env()),
+                "emu_run_nopyc_s": (emu_argv, source_copy(folder), cold_env(PYTHONDONTWRITEBYTECODE="1")),
                 "emu_served_s": (emu_argv, ROOT, server.env)}
     cc = shutil.which("cc")
     if cc:
@@ -233,6 +249,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["EMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="emu-bench-store-")   # the subprocess runs use it
+    load_before = os.getloadavg()[0]
     from emu.cache import image_store
     paths = fixture_paths()
 
@@ -248,6 +265,10 @@ def main() -> int:
         figures["floors"] = in_process_floors(paths, LOADERS, args.repeat)
     finally:
         image_store.save = saved
+    figures["check_floor"] = check_against_floor(paths, args.repeat)
+    with tempfile.TemporaryDirectory() as folder:
+        figures["shared_library"] = shared_library_row(ONE_OBJECT, LOADERS, args.repeat, folder)
+    figures["tvm_ffi"] = tvm_ffi_row(ONE_OBJECT, WITH_LAUNCH, args.repeat)
     with tempfile.TemporaryDirectory() as folder:
         server = WarmServer(folder)
         try:
@@ -256,11 +277,83 @@ def main() -> int:
             figures["served_commands"] = {"expected": 3 * (args.repeat + 1), "served": server.served()}
         finally:
             server.stop()
+    figures["machine"] = {"cores": os.cpu_count(), "load_before": load_before, "load_after": os.getloadavg()[0]}
     if args.json:
         print(json.dumps(figures, indent=1))
     else:
+        report_goals(figures)
         report(figures)
     return 0
+
+
+GOALS = {"cold_vs_import_floor": 1.3, "served_vs_cc": 1.0, "check_ms": 0.3, "check_vs_floor": 1.2,
+         "parsed_vs_idle": 1.3, "form_vs_o": 1.5}
+
+
+def _spread(ratios: list[float]) -> str:
+    return f"[{min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} rounds]"
+
+
+def _meets(ratio: float, target: float) -> str:
+    return f"target {target}x: " + ("met" if ratio <= target else f"MISSED by {ratio - target:.2f}x")
+
+
+def report_goals(f: dict) -> None:
+    """The five goals of the speed issue, each as a ratio to its floor measured beside it in this run."""
+    def line(goal: str, label: str, value: str, ratio: str) -> None:
+        print(f"{goal:<3} {label:<66} {value:>24}  {ratio}")
+
+    w = f["process"]
+    rounds = w["rounds"]
+    m = f["machine"]
+    print(f"machine: {m['cores']} cores, load average {m['load_before']:.1f} at the start, {m['load_after']:.1f} at the end")
+    print("goals (each against its floor, measured side by side in this run; medians, [spread of the per-round ratio])")
+    for key, how in (("emu_run_s", "bytecode cache on, as users run"),
+                     ("emu_run_nopyc_s", "PYTHONDONTWRITEBYTECODE=1, emu never compiled")):
+        ratios = [r[key] / r["import_floor_s"] for r in rounds]
+        line("1", f"cold `python -m emu run`, one object / import floor ({how})",
+             f"{w[key] * 1e3:.0f} / {w['import_floor_s'] * 1e3:.0f} ms",
+             f"{statistics.median(ratios):.2f}x {_spread(ratios)} {_meets(statistics.median(ratios), GOALS['cold_vs_import_floor'])}")
+    if "cc_link_run_s" in w:
+        ratios = [r["emu_served_s"] / r["cc_link_run_s"] for r in rounds]
+        line("2", "served `python -m emu run` / cc -O0 recorder.c object.o && ./a.out",
+             f"{w['emu_served_s'] * 1e3:.0f} / {w['cc_link_run_s'] * 1e3:.0f} ms",
+             f"{statistics.median(ratios):.2f}x {_spread(ratios)} {_meets(statistics.median(ratios), GOALS['served_vs_cc'])}")
+        ratios = [r["interpreter_s"] / r["cc_link_run_s"] for r in rounds]
+        line("", "  floor of a served run: `python -c pass` / cc+link+run",
+             f"{w['interpreter_s'] * 1e3:.0f} / {w['cc_link_run_s'] * 1e3:.0f} ms", f"{statistics.median(ratios):.2f}x {_spread(ratios)}")
+    else:
+        line("2", "served run / cc+link+run", "not measured: no cc on PATH", "")
+    c = f["check_floor"]
+    # per round: what the goal allows (the larger of 0.3 ms and 1.2x that round's floor), and which bound it was
+    allowed = [max(GOALS["check_ms"], GOALS["check_vs_floor"] * r["floor_ms"]) for r in c["rounds"]]
+    over = [r["check_ms"] / bound for r, bound in zip(c["rounds"], allowed)]
+    by_floor = sum(bound > GOALS["check_ms"] for bound in allowed)
+    which = (f"1.2x its floor in {by_floor} of {len(allowed)} rounds" if by_floor else "0.3 ms in every round")
+    line("3", "`check`, per object from the store, translated afresh / its floor", f"{c['check_ms']:.3f} / {c['floor_ms']:.3f} ms",
+         f"{statistics.median(c['ratios']):.2f}x {_spread(c['ratios'])}; allowed: the larger of 0.3 ms and 1.2x the floor "
+         f"({which}); check / allowed {statistics.median(over):.2f}x {_spread(over)}: "
+         + ("met" if statistics.median(over) <= 1 else f"MISSED by {statistics.median(over) - 1:.2f}x of the allowed"))
+    line("", "  floor = translated idle run + store read + stub share",
+         f"{c['translated']:.3f} + {c['store_read']:.3f} + {c['stub_share']:.3f} ms", "")
+    fl = f["floors"]
+    ratios = fl["warm_over_idle"]
+    line("4", "in process, already parsed / idle-stub floor (floors.py)", f"{fl['warm_ms']:.3f} / {fl['idle_ms']:.3f} ms",
+         f"{statistics.median(ratios):.2f}x {_spread(ratios)} {_meets(statistics.median(ratios), GOALS['parsed_vs_idle'])}")
+    for key, label in (("shared_library", "a shared library's loaders / its .o's loaders, per object"),
+                       ("tvm_ffi", "a TVM-FFI entry call / the .o CuTe-ABI loaders + launch, per object")):
+        row = f[key]
+        if "not_measured" in row:
+            line("5", label, "not measured", row["not_measured"] + (f" ({row['how']})" if row.get("how") else ""))
+            continue
+        line("5", label, f"{row['objects']} object(s)",
+             f"{row['same_object_ratio']:.2f}x {_spread(row['same_object_ratios'])} {_meets(row['same_object_ratio'], GOALS['form_vs_o'])} "
+             f"({row['how']}; each object run 5 times over)")
+        line("", "  the same objects run in turn (a switch of object each run; the references switch only "
+             "where they differ)", "", f"{row['ratio']:.2f}x {_spread(row['ratios'])}")
+        if row["refused"]:
+            line("", f"  {len(row['refused'])} object(s) not run by this emu, e.g.", "", row["refused"][0][:160])
+    print()
 
 
 def report(f: dict) -> None:

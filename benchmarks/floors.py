@@ -74,5 +74,8 @@ def in_process_floors(paths: list[str], entries: list, repeat: int) -> dict:
                 times[key].append(value)
     counted = slice(len(paths), None)
     figures = {f"{key}_ms": statistics.median(values[counted]) * 1e3 for key, values in times.items()}
+    # the real warm run over the idle floor, round by round (each round's medians): the spread of that ratio
+    rounds = [slice(start, start + len(paths)) for start in range(len(paths), len(times["warm"]), len(paths))]
+    figures["warm_over_idle"] = [statistics.median(times["warm"][r]) / statistics.median(times["idle"][r]) for r in rounds]
     figures.update({f"{key}_calls": statistics.median(values) for key, values in calls.items()})
     return figures

@@ -22,6 +22,7 @@ from typing import Any
 from .image_store import folder_name, store_dir, write_atomically
 
 MISSING = object()      # what `read` answers for an entry that is absent or does not read back
+STORES: list["DerivedStore"] = []      # every kind, as made (the server names their folders once: emu.server.warm)
 
 
 class DerivedStore:
@@ -30,6 +31,7 @@ class DerivedStore:
     def __init__(self, kind: str, code: tuple[str, ...], format: int, libraries: tuple[str, ...] = ()):
         self.kind, self.code, self.format, self.libraries = kind, code, format, libraries
         self._folders: dict[tuple[str | None, str | None], str | None] = {}    # (EMU_CACHE_DIR, HOME) -> folder
+        STORES.append(self)
 
     def entry(self, *inputs: str) -> str | None:
         """The entry of these inputs, or None when the store is off."""

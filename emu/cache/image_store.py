@@ -51,8 +51,22 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBRARIES = ("lief", "capstone")
 
 
+_DIGESTS: dict[tuple[str, tuple[str, ...]], str] = {}     # (package, code) -> code_digest, once per process
+_FILE_DIGESTS: dict[str, bytes] = {}                     # source file -> the SHA-256 of its bytes, read once per process
+
+
 def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
-    """The SHA-256 of the `code` sources under `package` (each file's path and bytes, in path order)."""
+    """The SHA-256 of the `code` sources under `package` (each file's path and the digest of its bytes, in path order).
+
+    This emu's own (`package` left as is) once per process: the code a process runs is what it imported,
+    whatever the files say later (a served child inherits the server's, which serves only while emu's files
+    are those it started from, emu.server.address).  The stores each ask for theirs, and their packages
+    overlap: a file is read once.  Another package (a copy) is read each time.
+    """
+    remembered = package == _PACKAGE
+    known = _DIGESTS.get((package, code)) if remembered else None
+    if known is not None:
+        return known
     paths = []
     for name in code:
         path = os.path.join(package, name)
@@ -62,10 +76,17 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
             paths.append(path)
     digest = hashlib.sha256()
     for path in sorted(paths):
-        digest.update(os.path.relpath(path, package).encode() + b"\0")
-        with open(path, "rb") as handle:
-            digest.update(handle.read() + b"\0")
-    return digest.hexdigest()
+        file_digest = _FILE_DIGESTS.get(path) if remembered else None
+        if file_digest is None:
+            with open(path, "rb") as handle:
+                file_digest = hashlib.sha256(handle.read()).digest()
+            if remembered:
+                _FILE_DIGESTS[path] = file_digest
+        digest.update(os.path.relpath(path, package).encode() + b"\0" + file_digest)
+    answer = digest.hexdigest()
+    if remembered:
+        _DIGESTS[package, code] = answer
+    return answer
 
 
 def folder_name(code: tuple[str, ...] = CODE, libraries: tuple[str, ...] = LIBRARIES) -> str:

@@ -9,11 +9,9 @@ import hashlib
 import os
 
 from . import image_store
-from ..arch import architecture
 from ..errors import ObjectFormatError
 from ..dsl.exports import Export, discover
 from ..binary.elf.reader import read_object_bytes
-from ..binary.formats import load_binary
 from ..binary.image import LoadedBinary
 
 _CACHE: dict[tuple[str, int, int], tuple[LoadedBinary, list[Export]]] = {}
@@ -40,6 +38,9 @@ def load_image(path: str) -> tuple[LoadedBinary, list[Export]]:
     sha256 = hashlib.sha256(raw).hexdigest()
     cached = image_store.load(sha256, path)
     if cached is None:
+        # the parser, layout and relocation only for an object the store does not hold: a warm cold run skips their import
+        from ..arch import architecture
+        from ..binary.formats import load_binary
         image = load_binary(raw, path, sha256)
         sites = architecture(image.arch).cpu.extension_sites(image)
         if sites:

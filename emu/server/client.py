@@ -89,7 +89,10 @@ def _wait(connection: socket.socket, pid: int) -> int:
     if "signal" in result:
         number = int(result["signal"])
         sys.stdout.flush()
-        signal.signal(number, signal.SIG_DFL)
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):         # SIGKILL and SIGSTOP keep their default action: none to restore
+            pass
         os.kill(os.getpid(), number)
         return 128 + number
     return int(result.get("exit", 1))

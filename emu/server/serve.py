@@ -2,8 +2,9 @@
 
 Foreground and single-threaded (so that forking is safe): one loop waits on the listening
 socket and on a wake-up pipe that SIGCHLD writes to.  Each run request from a peer of this
-uid whose compatibility key matches gets a forked child (emu.server.child); the server tells
-the client the child's pid, then its exit status once it has reaped it.  `--stop` (or SIGTERM,
+uid whose compatibility key matches gets a forked child (emu.server.child); the child tells the
+client its pid, then its exit status once its command has finished; a child that does not get
+that far (a signal) is reported by the server once it has reaped it.  `--stop` (or SIGTERM,
 or Ctrl-C) stops accepting at once and exits when the running children have finished.
 """
 from __future__ import annotations
@@ -134,20 +135,25 @@ class Server:
         if pid == 0:
             status = 4
             try:
+                # The child says its pid first, then its exit status: both on its client's connection, in order.
+                send(connection, {"pid": os.getpid()})
                 from .child import run_request
-                inherited = [self.listener, self.lock, self.wake_read, self.wake_write, connection, *self.running.values()]
+                inherited = [self.listener, self.lock, self.wake_read, self.wake_write, *self.running.values()]
                 signal.set_wakeup_fd(-1)
                 status = run_request(message, fds, inherited, self.command)
+                # The command has finished as a process finishes (atexit, stdout and stderr flushed): the child
+                # tells its client at once, rather than after its own teardown and the server's reaping of it
+                # (two hand-offs between processes, each a scheduling delay on a busy machine).  A child that
+                # dies of a signal never gets here: the server's report of its end (reap) says so.
+                send(connection, {"exit": status & 0xFF})
+            except BaseException:             # noqa: BLE001 - the server's report of its end still comes
+                pass
             finally:
                 os._exit(status & 0xFF)
         for fd in fds:
             os.close(fd)
         self.served += 1
         self.running[pid] = connection
-        try:
-            send(connection, {"pid": pid})
-        except OSError:
-            pass
 
     def reap(self) -> None:
         while self.running:

@@ -2,7 +2,11 @@
 build every model's validator and serializer.
 
 It imports, it does not run: nothing an emu command reads (the image store, the build cache,
-the working folder) is touched, so a child's output cannot depend on the warm-up.
+the working folder) is touched, so a child's output cannot depend on the warm-up.  What every
+process computes alike from emu's own files and the installed libraries alone (which the
+server's compatibility key pins) is computed here once: the stores' folder names (a digest of
+emu's code), each architecture's emulator, empty (its CPU, stub window and hooks), and each stub
+model's dispatch plan (its argument decoder, generated code).
 """
 from __future__ import annotations
 
@@ -34,7 +38,27 @@ def preload() -> list[str]:
         except ImportError:
             failed.append(name)
     build_models()
+    precompute()
     return failed
+
+
+def precompute() -> None:
+    """The stores' folder names, an empty emulator per architecture and the stub models' dispatch plans, as any
+    command's process makes them on first use."""
+    import stub_models
+    from ..arch import NAMES, architecture
+    from ..cache.derived_store import STORES
+    from ..cache.image_store import folder_name
+    from ..emulator.machine import machine_for
+    from ..stubs.dispatch import symbol_plan
+
+    folder_name()
+    for store in STORES:
+        folder_name(store.code, store.libraries)
+    for name in NAMES:
+        machine_for(architecture(name))
+    for symbol in [model.symbol for model in stub_models.MODELS] + list(stub_models.LIBC_CATALOGUE):
+        symbol_plan(symbol)
 
 
 def build_models() -> None:

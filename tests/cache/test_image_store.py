@@ -86,10 +86,11 @@ def test_off_stores_nothing(tmp_path, monkeypatch):
 
 # A fresh process loads one object through the store and says whether it had to parse it.
 _LOAD_AND_TELL = """import sys
+from emu.binary import formats
 from emu.cache import loaded as images
 parsed = []
-load_binary = images.load_binary
-images.load_binary = lambda *args: parsed.append(args) or load_binary(*args)
+load_binary = formats.load_binary          # imported by load_image on a store miss only
+formats.load_binary = lambda *args: parsed.append(args) or load_binary(*args)
 images.load_image(sys.argv[1])
 print(bool(parsed))
 """
