@@ -28,7 +28,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]] | None = None,
           runtime: Union["RuntimeConfig", Mapping[str, Any], None] = None,
-          launch_args: Mapping[str, Any] | None = None, export: str | None = None) -> "ObjectRun":
+          launch_args: Mapping[str, Any] | list | None = None, export: str | None = None) -> "ObjectRun":
     """Run an object's entries on the CUDA runtime model and return every call they made.
 
     `entries` defaults to what `python -m emu trace` runs: `cuda_init`, `cuda_load`,
@@ -37,6 +37,9 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     `RuntimeConfig` or a mapping of its fields (the scenario's `runtime:` block). `launch_args`
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
     `export` names the export to run in an object that holds several (`exports(path)` lists them).
+    A TVM-FFI export (`__tvm_ffi_<name>`) runs one `tvm_ffi` entry by default, as a framework's first call
+    (its library loads inside it); `launch_args` is then its positional argument list, and `entries` may
+    call it several times: `[{"tvm_ffi": {"args": [{"tensor": {...}}, {"int": 3}, None]}}, "tvm_ffi"]`.
 
     An export whose format or metadata emu does not know is run, and flagged: the returned run's
     `format_warning` says why, and an `emu.errors.UnknownFormatWarning` is issued (`run_scenario` refuses such an export).
@@ -47,7 +50,9 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     from .cuda.profile import load_profile
 
     config = _model(RuntimeConfig, runtime, "runtime")
-    if entries is None:
+    if entries is None and _is_tvm_ffi(os.fspath(path), export):
+        specs = [EntrySpec(name="tvm_ffi")]
+    elif entries is None:
         if "device_count" not in config.model_fields_set:         # as the CLI: every device of the profile
             config = config.model_copy(update={"device_count": load_profile(config.profile).device_count})
         specs = loaders_for_devices(config.device_count) + [EntrySpec(name="launch")]
@@ -185,7 +190,15 @@ def _model(model, value, what: str):
         raise BadInput(f"{what}: field {field}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
-def _with_launch_args(spec: "EntrySpec", launch_args: Mapping[str, Any]) -> "EntrySpec":
-    if spec.name != "launch":
+def _with_launch_args(spec: "EntrySpec", launch_args: Mapping[str, Any] | list) -> "EntrySpec":
+    if spec.name not in ("launch", "tvm_ffi") or spec.args is not None:
         return spec
-    return spec.model_validate({**spec.model_dump(exclude_unset=True), "args": dict(launch_args)})
+    given = list(launch_args) if isinstance(launch_args, list) else dict(launch_args)
+    return spec.model_validate({**spec.model_dump(exclude_unset=True), "args": given})
+
+
+def _is_tvm_ffi(path: str, export: str | None) -> bool:
+    """Whether the export a run of `path` would run is a TVM-FFI one (the object's load is cached)."""
+    from .cache.loaded import load_image
+    from .dsl.exports import choose
+    return choose(load_image(path)[1], export, path).ffi_name is not None

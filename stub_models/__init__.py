@@ -13,6 +13,8 @@ exports (the test checks the two agree).
     library.py  cudaLibrary* and kernel attributes           stream.py   streams, events, graphs
     memory.py   malloc / free / memcpy / memset              driver.py   the `_cu*` driver wrappers
     helpers.py  the `cuda_dialect_*` helpers
+`LIBC_CATALOGUE` (libc.py) and `TVM_FFI_CATALOGUE` (tvm_ffi.py: libtvm_ffi.so's functions a TVM-FFI export
+calls) are catalogues of their own families; `model_of` looks a symbol up in every catalogue.
 """
 from __future__ import annotations
 
@@ -156,6 +158,21 @@ LIBC_REGISTRY: dict[str, tuple[str, str]] = {
 }
 LIBC_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(LIBC_REGISTRY)
 
+# What a TVM-FFI export calls in libtvm_ffi.so (and the DSL runtime's error helper for it): tvm_ffi.py.
+TVM_FFI_REGISTRY: dict[str, tuple[str, str]] = {
+    "TVMFFIEnvGetStream": ("tvm_ffi", "TVMFFIEnvGetStream"),
+    "TVMFFIErrorSetRaisedFromCStr": ("tvm_ffi", "TVMFFIErrorSetRaisedFromCStr"),
+    "TVMFFIErrorSetRaisedFromCStrParts": ("tvm_ffi", "TVMFFIErrorSetRaisedFromCStrParts"),
+    "CuteDSLRT_TVMFFISetRaisedCudaError": ("tvm_ffi", "CuteDSLRTTVMFFISetRaisedCudaError"),
+}
+TVM_FFI_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(TVM_FFI_REGISTRY)
+CATALOGUES: tuple[Mapping[str, type[StubCall]], ...] = (CATALOGUE, LIBC_CATALOGUE, TVM_FFI_CATALOGUE)
+
+
+def model_of(symbol: str) -> type[StubCall] | None:
+    """The model of `symbol` in whichever catalogue lists it (None: none does)."""
+    return next((found for catalogue in CATALOGUES if (found := catalogue.get(symbol)) is not None), None)
+
 
 def __getattr__(name: str):
     if name == "MODELS":       # every model: imports every area
@@ -163,4 +180,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["C", "CATALOGUE", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY", "StubCall"]
+__all__ = ["C", "CATALOGUE", "CATALOGUES", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY",
+           "StubCall", "TVM_FFI_CATALOGUE", "TVM_FFI_REGISTRY", "model_of"]

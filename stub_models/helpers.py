@@ -4,9 +4,11 @@ They are not CUDA API functions: the CuTe DSL's generated host code calls them (
 cutlass_dsl/tvm_ffi_provider.py, which declares them as
 `i32 cuda_dialect_init_library_once(ptr, ptr, ptr, ptr)`, `void cuda_dialect_unload_library_once(ptr)`
 and `ptr cuda_dialect_get_error_name(i32)`).  What each does was read from the x86-64
-disassembly of nvidia-cutlass-dsl 4.8.0's libcute_dsl_runtime.so; parameter names are ours.
-Inside the library they call the statically linked CUDA runtime directly, not the `_cuda*`
-wrappers, so an emulated helper does not produce wrapper calls of its own.
+disassembly of nvidia-cutlass-dsl 4.8.0's libcute_dsl_runtime.so, and the `*_library_once` pair again
+from 4.8.1's libcuda_dialect_runtime_static.a with a native run (tests/cuda/native_library_once/);
+parameter names are ours.  Inside the library they call the CUDA runtime directly, not the `_cuda*`
+wrappers: emu records those calls under the runtime's names (cudaGetDeviceCount, ...) with the
+helper as their caller.  A model with `calls_back` runs guest code (emu.emulator.guest_calls).
 """
 
 from typing import ClassVar, Literal
@@ -22,13 +24,14 @@ class HelperCall(CudaCall):
     """Base of the `cuda_dialect_*` models (api = "helper")."""
 
     api: ClassVar[Literal["runtime", "driver", "helper"]] = "helper"
+    calls_back: ClassVar[bool] = False    # its behaviour is a generator taking the guest (calls into it, its memory)
 
 
 class CudaDialectInitLibraryOnce(HelperCall):
     """Load a CUDA library once per process, thread-safely, and run a per-device step.
 
     If `*library` is already non-NULL it returns 0 at once.  Otherwise it takes a process-wide spin
-    lock, checks again, and calls `load(&lib)` (the generated `cuda_init`, which loads the embedded
+    lock, checks again, and calls `load(&lib)` (lib a local set to NULL; the generated `cuda_init`, which loads the embedded
     fatbin with cudaLibraryLoadData).  With `load_to_device` non-NULL it then calls
     cudaGetDeviceCount and `load_to_device(&lib, device)` for every ordinal (the generated
     `cuda_load_to_device`, which sets kernel attributes per device); only when every device fails
@@ -41,6 +44,7 @@ class CudaDialectInitLibraryOnce(HelperCall):
     """
 
     symbol: ClassVar[str] = "cuda_dialect_init_library_once"
+    calls_back: ClassVar[bool] = True
     prototype: ClassVar[str] = ("int cuda_dialect_init_library_once(void **library, cuda_dialect_load_fn load, "
                                 "cuda_dialect_load_to_device_fn load_to_device, cuda_dialect_set_error_fn set_error)")
     library: Ptr = Field(description="address of the module's cached library handle (a global, 0 until loaded)")
@@ -56,6 +60,7 @@ class CudaDialectUnloadLibraryOnce(HelperCall):
     """
 
     symbol: ClassVar[str] = "cuda_dialect_unload_library_once"
+    calls_back: ClassVar[bool] = True
     prototype: ClassVar[str] = "void cuda_dialect_unload_library_once(void **library)"
     library: Ptr = Field(description="address of the cached library handle; set to NULL")
 

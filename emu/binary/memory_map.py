@@ -21,6 +21,9 @@ RETURN_SENTINEL = STUB_BASE
 # from STUB_RESULT into the result register and returns.  So a stub reads its arguments and
 # writes its answer as plain memory, with no call into Unicorn for registers.
 STUB_RETURN = STUB_BASE + STUB_SIZE
+# A stub that calls guest code (emu.emulator.guest_calls) gives each callee this return address, in
+# the entry path's page: a copy of the path's tail (load the result, return) behind a hooked instruction.
+GUEST_CALL_RESUME = STUB_RETURN + 0x100
 STUB_FRAME = STUB_RETURN + PAGE   # read-write, never code: guest stores there leave translations alone
 STUB_RESULT = STUB_FRAME + 0x100
 # words 0-7: the integer argument registers (x86-64 fills 0-5); then the slot, the return address, sp

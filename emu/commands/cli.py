@@ -68,7 +68,9 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
     trace.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                        help="a launch argument by parameter name; VALUE is JSON (7, 2.5, [128,64], "
                        "'{\"dynamic_shapes\": [1024]}'); repeatable")
-    trace.add_argument("--args", metavar="FILE.json", help='launch arguments {"args": {name: value}}; --arg wins')
+    trace.add_argument("--args", metavar="FILE", help='launch arguments: JSON {"args": {name: value}} (--arg wins); for a '
+                       "TVM-FFI export, YAML or JSON holding the positional list [{tensor: {dtype, shape, strides, data, "
+                       "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, null]")
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")

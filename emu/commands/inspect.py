@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from stub_models import CATALOGUE, LIBC_CATALOGUE
+from stub_models import model_of
 
 from ..dsl.args_spec.reader import ArgSpec, ArgSpecError, decode_args_spec
 from ..arch import NAMES
@@ -190,7 +190,7 @@ def _undefined(obj: ObjectFile) -> list[UndefinedSymbol]:
     names = sorted({s.name for s in obj.symbols if s.name and not s.defined})
     result = []
     for name in names:
-        model = CATALOGUE.get(name) or LIBC_CATALOGUE.get(name)
+        model = model_of(name)
         handled = "stub" if model else "emu" if name in EMU_PROVIDED else "none"
         result.append(UndefinedSymbol(symbol=name, handled_by=handled, prototype=model.prototype if model else None))
     return result

@@ -65,12 +65,15 @@ def show_call(call: CallRecord, with_caller: bool = True) -> str:
     args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
                      if kinds.get(name) is None or kinds[name].kind != "out")
     from ..stubs.dispatch import stub_model
-    libc = getattr(stub_model(call.symbol), "api", None) == "libc"
+    api = getattr(stub_model(call.symbol), "api", None)
+    libc = api == "libc"
     if libc and "text" in call.args:              # output: the text written says it all
         args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
                          + [f"text={call.args['text']!r}"])
-    text = f"{call.symbol}({args}) -> {call.ret:#x}" if libc and call.ret > 0xFFFF else \
+    text = f"{call.symbol}({args}) -> {call.ret:#x}" if (libc and call.ret > 0xFFFF) or api == "tvm_ffi" else \
         f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
+    if api == "tvm_ffi" and stub_model(call.symbol).prototype.startswith("void "):
+        text = text.rsplit(" -> ", 1)[0]              # a void setter returns nothing to show
     if call.outputs:
         text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
                                     for k, v in call.outputs.items())
@@ -90,12 +93,16 @@ def show_run(run: ObjectRun) -> list[str]:
         for call in run.calls[position:entry.first_call]:      # calls made by header code between entries
             lines.append(f"  {show_call(call)}")
         label = entry.entry + (f"(device={entry.args['device']})" if "device" in entry.args else "")
-        result = show_ret(entry.returned) if entry.fault is None else f"FAULT {entry.fault.kind}"
-        lines.append(f"  {label} -> {result}")
+        tvm_ffi = entry.entry == "tvm_ffi"
+        result = (str(entry.returned) if tvm_ffi else show_ret(entry.returned)) if entry.fault is None \
+            else f"FAULT {entry.fault.kind}"
+        lines.append(f"  {label} {entry.function} -> {result}" if tvm_ffi else f"  {label} -> {result}")
         if entry.launch:
-            lines.append(f"    {show_launch_args(entry.launch)}")
+            lines.append(f"    {show_tvm_ffi_args(entry.launch) if tvm_ffi else show_launch_args(entry.launch)}")
         for call in run.calls[entry.first_call:entry.end_call]:
             lines.append(f"    {show_call(call)}")
+        if tvm_ffi and entry.fault is None:
+            lines.append(f"    {show_tvm_ffi_outcome(entry)}")
         for judged in run.launch_feasibility:
             if entry.first_call <= judged.call < entry.end_call:
                 lines.extend(show_feasibility(judged))
@@ -137,6 +144,32 @@ def show_launch_args(launch: dict) -> str:
     args = " ".join(f"{name}{'' if name in given else '~'}={value(v, name in handles)}"
                     for name, v in launch.get("args", {}).items())
     return f"args ({source}; ~ = default): {args}" if args else f"args ({source}): none"
+
+
+def show_tvm_ffi_args(launch: dict) -> str:
+    """A tvm_ffi entry's arguments as the framework passed them."""
+
+    def item(v) -> str:
+        if v is None:
+            return "None"
+        (kind, value), = v.items()
+        if kind == "tensor":
+            strides = "NULL" if value["strides"] is None else value["strides"]
+            offset = f" byte_offset={value['byte_offset']}" if value["byte_offset"] else ""
+            return (f"Tensor({value['dtype']} shape={value['shape']} strides={strides} data={value['data']:#x}"
+                    f"{offset} {value['device']})")
+        return f"{value:#x}" if kind == "stream" else repr(value)
+    source = launch.get("signature") or "signature not in the object"
+    args = ", ".join(item(v) for v in launch.get("args") or ())
+    return f"args ({source}; {'given' if launch.get('given') else 'defaults'}): {args or 'none'}"
+
+
+def show_tvm_ffi_outcome(entry) -> str:
+    """What a Python caller sees: the error raised as Python prints it (`TypeError: ...`), or the result."""
+    if entry.raised is not None:
+        return f"raised {entry.raised['kind']}: {entry.raised['message']}"
+    cell = (entry.launch or {}).get("result") or {"type_index": 0}
+    return "result: None" if cell["type_index"] == 0 else f"result: type index {cell['type_index']}, value {cell['value']}"
 
 
 def show_fault_lines(fault) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import EmuError
 from ..emulator.limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S     # noqa: F401 - a scenario's defaults, read from here
 
 
@@ -35,6 +36,7 @@ ENTRY_KINDS = (
     EntryKind("mlir_cuda_load_to_device", "_mlir_{prefix}_cuda_load_to_device", packed=True, takes_device=True, loads=True),
     EntryKind("module_load", None),
     EntryKind("launch", None),
+    EntryKind("tvm_ffi", None),       # a TVM-FFI export's __tvm_ffi_<name>, called as a framework calls it
 )
 KINDS = {kind.name: kind for kind in ENTRY_KINDS}
 ENTRY_NAMES = tuple(KINDS)
@@ -59,9 +61,15 @@ class EntrySpec(BaseModel):
 
     name: EntryName = Field(description="which entry point to call")
     device: int | None = Field(default=None, ge=0, description="device argument for *_cuda_load_to_device (default 0)")
-    args: dict[str, Any] | None = Field(default=None, description="launch only: arguments by parameter name (a number for a "
-                                        "scalar, an int for the stream, {data, dynamic_shapes, dynamic_strides} or {shape, "
-                                        "stride, data} for a tensor); the rest get defaults")
+    args: dict[str, Any] | list[Any] | None = Field(
+        default=None, description="launch: arguments by parameter name (a number for a scalar, an int for the stream, "
+        "{data, dynamic_shapes, dynamic_strides} or {shape, stride, data} for a tensor), the rest defaulted; tvm_ffi: "
+        "the positional list of {tensor: {dtype, shape, strides, data, byte_offset, device}}, {int: N}, {float: X}, "
+        "{bool: B}, {stream: HANDLE} or null (all defaulted when left out)")
+    export: str | None = Field(default=None, description="tvm_ffi only: the export whose entry is called (its name N "
+                               "of __tvm_ffi_N); needed only when the object holds several")
+    env_stream: dict[int, int] | None = Field(default=None, description="tvm_ffi only: the stream TVMFFIEnvGetStream "
+                                              "answers per CUDA device id, as a framework sets it (others: NULL)")
 
     @model_validator(mode="before")
     @classmethod
@@ -77,8 +85,19 @@ class EntrySpec(BaseModel):
     def _device_only_where_taken(self):
         if self.device is not None and self.name not in TAKES_DEVICE:
             raise ValueError(f"entry {self.name} takes no device argument")
-        if self.args is not None and self.name != "launch":
-            raise ValueError(f"entry {self.name} takes no args (only launch does)")
+        if self.args is not None and self.name not in ("launch", "tvm_ffi"):
+            raise ValueError(f"entry {self.name} takes no args (only launch and tvm_ffi do)")
+        if self.name == "launch" and isinstance(self.args, list):
+            raise ValueError("launch takes its args by parameter name (a mapping); a positional list is tvm_ffi's")
+        if self.name == "tvm_ffi" and self.args is not None:
+            from .tvm_ffi.arguments import parse_arguments
+            try:
+                parse_arguments(self.args)
+            except EmuError as error:
+                raise ValueError(error.message) from None
+        for field in ("export", "env_stream"):
+            if getattr(self, field) is not None and self.name != "tvm_ffi":
+                raise ValueError(f"entry {self.name} takes no {field} (only tvm_ffi does)")
         return self
 
     def label(self) -> str:
@@ -86,6 +105,9 @@ class EntrySpec(BaseModel):
 
 
 DEFAULT_ENTRIES = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+
+
+TVM_FFI_ENTRIES = [EntrySpec(name="tvm_ffi")]      # a framework's first call: the library loads inside it
 
 
 def loaders_for_devices(device_count: int) -> list[EntrySpec]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .entries import KINDS
 from ..errors import BadInput, ObjectFormatError
+from .tvm_ffi.export import tvm_ffi_fields
 from .generations import FORMATS, KERNEL_SLOT, KERNEL_SLOT_43, METADATA_SYMBOLS, metadata_symbols
 from ..binary.elf.reader import SHN_UNDEF, STT_FUNC, ObjectFile
 
@@ -31,6 +32,7 @@ _NAME = itemgetter(1)
 
 BINARY_SYMBOL = "kernels_binary"       # the embedded fatbin each export's cuda_init loads
 LAUNCH_ABI = "ciface"                   # the CuTe ABI's launch wrapper: void *args[] (emu.abi.ciface)
+TVM_FFI_ABI = "tvm_ffi"                 # __tvm_ffi_N(self, TVMFFIAny *args, num_args, result) (emu.abi.tvm_ffi)
 
 
 @dataclass(frozen=True)
@@ -44,21 +46,28 @@ class Export:
     function_name: str | None
     format: str                           # the export format (emu.dsl.generations.FORMATS): how its loaders are called
     binary: int | None = None             # the address of its GPU binary in the laid-out image; None: none (or no image)
+    # a TVM-FFI export (emu.dsl.tvm_ffi.export): N of its entry __tvm_ffi_N, else None; its launch function's
+    # mangled name and the signature its entry quotes (None where the object has none)
+    ffi_name: str | None = None
+    mangled_function: str | None = None
+    ffi_signature: str | None = None
 
     @property
     def name(self) -> str:
-        """How traces, checks and scenarios name the export: its prefix, for the CuTe ABI."""
-        return self.prefix
+        """How traces, checks and scenarios name the export: its prefix (CuTe ABI), N (TVM-FFI's __tvm_ffi_N)."""
+        return self.ffi_name or self.prefix
 
     @property
     def launch_abi(self) -> str:
         """The calling ABI of its launch function (a key of emu.abi's registry)."""
-        return LAUNCH_ABI
+        return TVM_FFI_ABI if self.ffi_name else LAUNCH_ABI
 
     def entry_symbol(self, entry: str) -> str:
         """The function an entry runs: `<prefix>_cuda_load`, `_mlir_<prefix>_cuda_load`, the launch wrapper."""
         if entry == "launch":
             return self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_"
+        if entry == "tvm_ffi":
+            return f"__tvm_ffi_{self.ffi_name or self.prefix}"
         symbol = KINDS[entry].symbol
         if symbol is None:
             raise KeyError(entry)
@@ -111,8 +120,9 @@ def discover(obj: ObjectFile, image: LoadedBinary | None = None) -> list[Export]
 def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43: list[str], binary: int | None) -> Export:
     info, error = _kernel_info(obj, prefix)
     version = obj.c_string(f"{prefix}_version")
+    tvm_ffi = tvm_ffi_fields(obj, prefix, functions) or {}
     # 4.3 (emu.dsl.generations): kernel_* slots and none of the metadata symbols 4.4 introduced
-    if slots or version is not None:
+    if slots or version is not None or tvm_ffi:      # TVM-FFI loaders are 4.8's: the library by a pointer to its slot
         fmt = "4.4+"
     elif metadata_symbols(obj, prefix):
         fmt = "4.4+"
@@ -125,7 +135,8 @@ def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43:
     launch = sorted(name for name in functions if name.startswith(launch_prefix))
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,
                   launch_function=launch[0] if launch else None,
-                  version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt, binary=binary)
+                  version=version, function_name=obj.c_string(f"{prefix}_function_name"), format=fmt, binary=binary,
+                  **tvm_ffi)
 
 
 def _binaries(obj: ObjectFile, image: LoadedBinary | None, prefixes: list[str]) -> dict[str, int | None]:

@@ -26,11 +26,12 @@ from .limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
 from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .mapping import ImageMapping
 from ..binary.image import PERM_X, LoadedBinary, Segment
-from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
+from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
                                  STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                                  STUB_SIZE, STUB_SLOT, stub_address)
 from .dispatcher import BindingTable, Dispatcher
 from .faults import Fault
+from .guest_calls import GuestCalls
 from .site_hooks import SiteHooks
 
 WATCHDOG_BUDGET = 2_000_000         # above this budget an endless loop could outlast the timeout (~30M insns/s)
@@ -102,16 +103,17 @@ class Machine:
         self.host = HostMemory(uc)
         self.image: LoadedBinary | None = None
         self.dispatcher: Dispatcher | None = None
-        self._bound: BindingTable = {}                    # slot address -> (symbol, target or None) of the loaded binary
+        self.bound: BindingTable = {}                    # slot address -> (symbol, target or None) of the loaded binary
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._frame_args = arch.convention.frame_args
         self.mapping = ImageMapping(uc)
         self._sites_for: tuple[int | None, bytes] | None = None   # the code (address, bytes) whose sites are hooked
-        self._deadline = 0.0
+        self.deadline = 0.0
         self._fault: Fault | None = None
         self._memory_fault: tuple[str, int] | None = None
         self._probing = False                             # inside probe_reads: a stub call ends the run
         hook_code_direct(uc, self._on_stub_entry, STUB_RETURN + trap, STUB_RETURN + trap)
+        self.guest_calls = GuestCalls(self)               # the stubs waiting for guest code they called
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_bad_memory)
         # The instructions Unicorn lacks or runs wrongly, if the CPU has any (x86-64: AVX).
         self.extension: CpuExtension | None = cpu.create_extension(uc)
@@ -128,9 +130,9 @@ class Machine:
         the slots `bound` names (emu.emulator.dispatcher)."""
         code = self.mapping.load(image)
         self._hook_vector_sites(image, code)
-        if bound is not self._bound:
+        if bound is not self.bound:
             self._write_stub_slots((max(bound, default=STUB_BASE) - STUB_BASE) // STUB_SLOT + 1)
-            self._bound = bound
+            self.bound = bound
         self.image = image
         self.host.reset()
 
@@ -178,10 +180,12 @@ class Machine:
             raise ValueError(f"an instruction budget is at least 1, not {budget}")
         self._fault = None
         self._memory_fault = None
+        if self.guest_calls.waiting:          # left by a probe that stopped inside a callback
+            self.guest_calls.reset()
         self.arch.convention.enter(self.uc, function, args, STACK_TOP, RETURN_SENTINEL)
         # Unicorn's own timeout starts a watchdog thread per emu_start (milliseconds each);
         # the instruction budget bounds loops instead, and the stub hook checks the clock.
-        self._deadline = _clock() + timeout_s
+        self.deadline = _clock() + timeout_s
         # A budget far above what the loaders need (a scenario may set any) could outrun the
         # timeout in a loop that calls no stub: only then pay for Unicorn's watchdog.
         watchdog = min(int(timeout_s * 1_000_000), 1 << 62) if budget > WATCHDOG_BUDGET else 0
@@ -193,21 +197,22 @@ class Machine:
         extension_fault = self.extension.take_fault() if self.extension is not None else None
         if self._pending is not None:
             pending, self._pending = self._pending, None
+            self.guest_calls.reset()
             raise pending
         if stopped is not None and self._fault is None and (
                 extension_fault is None or stopped.errno != UC_ERR_INSN_INVALID or self._memory_fault is not None):
             self._fault = self._fault_from_error(stopped)      # else the extension says why it refused the instruction
         if self._fault is None and extension_fault is not None:
             self._fault = (self._stray(extension_fault.pc) or
-                           self._describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc))
+                           self.describe(extension_fault.kind, extension_fault.message, pc=extension_fault.pc))
         if self._fault is not None:
-            return CallOutcome(None, self._fault)
+            return CallOutcome(None, self.guest_calls.annotate(self._fault))
         pc, value = self.arch.convention.exit_state(self.uc)
         if pc != RETURN_SENTINEL:
-            kind = "timeout" if _clock() >= self._deadline else "instruction_budget"
+            kind = "timeout" if _clock() >= self.deadline else "instruction_budget"
             message = (f"the entry ran for {timeout_s:g} s without returning" if kind == "timeout"
                        else f"the entry executed {budget} instructions without returning (a runaway loop?)")
-            return CallOutcome(None, self._describe(kind, message, pc=pc))
+            return CallOutcome(None, self.guest_calls.annotate(self.describe(kind, message, pc=pc)))
         value &= 0xFFFFFFFF
         return CallOutcome(value - (1 << 32) if value & 0x80000000 else value, None)
 
@@ -251,16 +256,16 @@ class Machine:
         try:
             self._on_stub(_READ_FRAME(self._frame_view, 0))
         except BaseException as error:   # KeyboardInterrupt, a bug in fault reporting
-            self._hold(error)
+            self.hold(error)
 
     def _on_site_entry(self, _engine, address: int, size: int, _key) -> None:
         """A vector instruction's C-level hook: the extension carries it out."""
         try:
             self.extension.on_site(address)      # sites are hooked only when there is an extension
         except BaseException as error:
-            self._hold(error)
+            self.hold(error)
 
-    def _hold(self, error: BaseException) -> None:
+    def hold(self, error: BaseException) -> None:
         """Stop the emulation and keep `error` for call() to raise once emu_start returns."""
         self._pending = error
         self.uc.emu_stop()
@@ -268,9 +273,9 @@ class Machine:
     def _on_stub(self, frame: tuple[int, ...]) -> None:
         """Answer the call the frame holds: the slot's address says which stub was called."""
         address = frame[FRAME_SLOT]
-        entry = self._bound.get(address)
+        entry = self.bound.get(address)
         dispatcher = self.dispatcher
-        if entry is None or dispatcher is None or _clock() > self._deadline:
+        if entry is None or dispatcher is None or _clock() > self.deadline:
             self._on_unusual_stub(address)
             return
         symbol, target = entry
@@ -280,25 +285,31 @@ class Machine:
             raw = self._frame_args(frame, target.arity, uc) if target is not None else ()
             caller = self.image.locate(frame[FRAME_RETURN])
             if target is not None:
-                dispatcher.call(uc, symbol, raw, caller, target)
+                steps = dispatcher.call(uc, symbol, raw, caller, target)
+                if steps is not None:      # a stub that calls back into the guest (emu.emulator.guest_calls)
+                    self.guest_calls.start(steps, symbol, caller, frame[FRAME_SP], frame[FRAME_RETURN])
             else:
                 dispatcher.call_missing(uc, symbol, caller)
-        except StubStop as error:          # worded whole by the dispatcher
-            self._stop(self._describe(error.kind, str(error), pc=address))
-        except StubFailure as error:
-            self._stop(self._describe(getattr(error, "kind", "stub_error"), f"{caller} calls {symbol}: {error}", pc=address))
         except Exception as error:  # never let a stub bug unwind through Unicorn's C frames
-            self._stop(self._describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=address))
+            self.stop_with(self.stub_fault(error, symbol, caller, address))
+
+    def stub_fault(self, error: Exception, symbol: str, caller: str, pc: int) -> Fault:
+        """The fault for a stub's answer that raised `error`."""
+        if isinstance(error, StubStop):          # worded whole by the dispatcher
+            return self.describe(error.kind, str(error), pc=pc)
+        if isinstance(error, StubFailure):
+            return self.describe(getattr(error, "kind", "stub_error"), f"{caller} calls {symbol}: {error}", pc=pc)
+        return self.describe("stub_error", f"stub for {symbol} failed: {type(error).__name__}: {error}", pc=pc)
 
     def _on_unusual_stub(self, address: int) -> None:
         """Past the deadline, the entry path reached other than from a bound slot of the loaded binary, or a stub
         called during probe_reads, which ends the probe."""
         if self._probing:
             self.uc.emu_stop()
-        elif _clock() > self._deadline:
-            self._stop(self._describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
+        elif _clock() > self.deadline:
+            self.stop_with(self.describe("timeout", "the entry ran past its wall-clock timeout", pc=address))
         else:
-            self._stop(self._describe("unmapped_fetch", f"execution reached emu's stub entry path from {address:#x}, "
+            self.stop_with(self.describe("unmapped_fetch", f"execution reached emu's stub entry path from {address:#x}, "
                                       "not from a stub slot of the loaded object", pc=self.arch.cpu.pc(self.uc)))
 
     def set_stub_result(self, _uc, value: int) -> None:
@@ -309,7 +320,7 @@ class Machine:
         self._memory_fault = (_ACCESS_KIND.get(access, "cpu_exception"), address)
         return False
 
-    def _stop(self, fault: Fault) -> None:
+    def stop_with(self, fault: Fault) -> None:
         self._fault = fault
         self.uc.emu_stop()
 
@@ -317,7 +328,7 @@ class Machine:
     def _stray(self, pc: int) -> Fault | None:
         """The fault for an instruction the stub window's fill refused: execution got there but not through a call."""
         if STUB_BASE <= pc < STUB_RETURN:
-            return self._describe("unmapped_fetch", f"execution reached {pc:#x}, inside emu's stub window but not at a stub", pc=pc)
+            return self.describe("unmapped_fetch", f"execution reached {pc:#x}, inside emu's stub window but not at a stub", pc=pc)
         return None
 
     def _fault_from_error(self, error: UcError) -> Fault:
@@ -329,7 +340,7 @@ class Machine:
             kind, address = self._memory_fault
             what = {"unmapped": "unmapped memory", "protected": "memory whose page permissions forbid it"}[kind.split("_")[0]]
             verb = {"read": "read from", "write": "write to", "fetch": "execute"}[kind.split("_")[1]]
-            return self._describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
+            return self.describe(kind, f"tried to {verb} {what} at {address:#x}", pc=pc, address=address)
         kind = _ERROR_KIND.get(error.errno, "cpu_exception")
         if kind == "cpu_exception":   # AArch64 raises UC_ERR_EXCEPTION for udf and undefined encodings
             try:
@@ -337,11 +348,15 @@ class Machine:
             except UcError:
                 text = ""
             if text.startswith(("udf", "ud2", "(undecodable")):
-                return self._describe("invalid_instruction", f"invalid instruction '{text}' (undefined on hardware)", pc=pc)
-        return self._describe(kind, f"the CPU stopped: {error}", pc=pc)
+                return self.describe("invalid_instruction", f"invalid instruction '{text}' (undefined on hardware)", pc=pc)
+        return self.describe(kind, f"the CPU stopped: {error}", pc=pc)
 
-    def _describe(self, kind: str, message: str, pc: int, address: int | None = None) -> Fault:
-        location = self.image.locate(pc) if self.image else f"{pc:#x}"
+    def locate(self, address: int) -> str:
+        """`address` as function+offset in the loaded binary."""
+        return self.image.locate(address) if self.image else f"{address:#x}"
+
+    def describe(self, kind: str, message: str, pc: int, address: int | None = None) -> Fault:
+        location = self.locate(pc)
         try:
             instruction = self.arch.cpu.disassemble(bytes(self.uc.mem_read(pc, 16)), pc)
         except UcError:

@@ -13,7 +13,7 @@ from ..arch import architecture
 from ..cuda.config import RuntimeConfig
 from ..cuda.loading import library_image
 from ..cuda.runtime import CudaRuntime
-from ..dsl.entries import DEFAULT_ENTRIES, HEADER_DEVICE_COUNT, KINDS, EntrySpec
+from ..dsl.entries import DEFAULT_ENTRIES, HEADER_DEVICE_COUNT, KINDS, TVM_FFI_ENTRIES, EntrySpec
 from ..dsl.exports import choose
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION, unknown_format
@@ -45,8 +45,8 @@ def _bound(image: LoadedBinary) -> tuple[LoadedBinary, dict]:
 def _format_warning(image: LoadedBinary, export) -> str | None:
     """Why emu does not know the export's format, or None (emu.dsl.generations): once per loaded binary and export."""
     key = (_format_warning, export.name)
-    if key not in image.memo:
-        image.memo[key] = unknown_format(export, image.data_symbols.__contains__)
+    if key not in image.memo:       # a TVM-FFI export carries no version or kernel_info: none is missing
+        image.memo[key] = None if export.ffi_name else unknown_format(export, image.data_symbols.__contains__)
     return image.memo[key]
 
 
@@ -75,9 +75,10 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     """Run `entries` of one export of the object in order (`export`: its name; None: the object's only one);
     an entry that cannot be built raises EntryNotRun holding what ran before it."""
     config = config or RuntimeConfig()
-    entries = DEFAULT_ENTRIES if entries is None else entries
     image, exports = load_image(path)
-    export = choose(exports, export, path)
+    export = choose(exports, export or _named_by_entries(entries, path), path)
+    if entries is None:
+        entries = TVM_FFI_ENTRIES if export.ffi_name else DEFAULT_ENTRIES
     arch = architecture(image.obj.arch)
     machine = machine_for(arch)
     machine.load(*_bound(image))
@@ -89,7 +90,8 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     feasibility: list[LaunchFeasibility] = []
 
     def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None,
-             read_outcome: Callable[[int | None], int | None] | None = None) -> bool:
+             read_outcome: Callable[[int | None], int | None] | None = None,
+             read_raised: Callable[[], dict | None] | None = None) -> bool:
         symbol = export.entry_symbol(entry)
         address = image.functions.get(symbol)
         if address is None:
@@ -104,8 +106,9 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
             returned = session.read_ret()
         elif read_outcome is not None and outcome.fault is None:      # the launch ABI's (emu.abi)
             returned = read_outcome(returned)
+        raised = read_raised() if read_raised is not None else None
         runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
-                                              fault=outcome.fault,
+                                              fault=outcome.fault, raised=raised,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         if launch is not None:
             feasibility.extend(_feasibility(runtime, dispatcher.calls, first_call, entry))
@@ -173,6 +176,8 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
     kind = KINDS[name]
     if name == "module_load":
         return _module_load(call, session, runtime, dispatcher, export, path)
+    if name == "tvm_ffi" or (name == "launch" and export.ffi_name):
+        return _tvm_ffi(spec, call, session, export, dispatcher, path)
     if name == "launch":
         from ..abi import launch_abi
         return launch_abi(export.launch_abi).run(call, session, export, path, spec.args)
@@ -189,6 +194,32 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
         session.machine.host.write(session.device_slot, struct.pack("<i", device))
         pointers.append(session.device_slot)
     return call(name, [session.packed(*pointers, session.ret_slot)], shown, packed_ret=True)
+
+
+def _named_by_entries(entries: list[EntrySpec] | None, path: str) -> str | None:
+    """The export the tvm_ffi entries name (`export:`), when they name one; BadInput when they name several."""
+    named = {spec.export for spec in entries or () if spec.export is not None}
+    if len(named) > 1:
+        raise BadInput(f"the tvm_ffi entries name exports {', '.join(sorted(named))}: one run calls one export "
+                       "(list each object once per export)", path=path)
+    return named.pop() if named else None
+
+
+def _tvm_ffi(spec: EntrySpec, call, session: ObjectSession, export, dispatcher: StubDispatcher, path: str) -> bool:
+    """One call of a TVM-FFI export's __tvm_ffi_<name>, with the streams the framework set for it (`env_stream`)."""
+    if not export.ffi_name:
+        raise BadInput(f"entry tvm_ffi calls a TVM-FFI export's __tvm_ffi_<name>; export {export.name} is a CuTe-ABI "
+                       "export, launched by the `launch` entry", path=path)
+    if spec.name == "launch":
+        raise BadInput(f"export {export.name} is a TVM-FFI export: it is called by the `tvm_ffi` entry "
+                       f"(__tvm_ffi_{export.name}), not `launch`", path=path)
+    if spec.export is not None and spec.export != export.name:
+        raise BadInput(f"entry tvm_ffi names export {spec.export!r}, but this run calls {export.name!r}", path=path)
+    from ..abi import launch_abi
+    from ..stubs.families.tvm_ffi import FAMILY
+    state = dispatcher.state(FAMILY)
+    state.begin(spec.env_stream)
+    return launch_abi(export.launch_abi).run(call, session, export, path, spec.args, read_raised=lambda: state.raised)
 
 
 def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher: StubDispatcher, export, path: str) -> bool:

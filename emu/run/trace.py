@@ -13,7 +13,7 @@ from .state import RuntimeSnapshot
 from ..emulator.faults import Fault     # noqa: F401 - part of the contract; defined where the emulator makes it
 from ..support.model import Model, empty_list
 
-TRACE_VERSION = 2          # 2: every run names its export (`export`)
+TRACE_VERSION = 3          # 2: every run names its export (`export`); 3: a tvm_ffi entry's `raised` error
 
 
 class CallRecord(Model):
@@ -32,17 +32,24 @@ class CallRecord(Model):
 class EntryRun(Model):
     """One entry point run from a fresh stack to its return (or a fault)."""
 
-    entry: str = Field(description="entry name: cuda_init, cuda_load, cuda_load_to_device, mlir_cuda_init, mlir_cuda_load_to_device, module_load, launch")
+    entry: str = Field(description="entry name: cuda_init, cuda_load, cuda_load_to_device, mlir_cuda_init, mlir_cuda_load_to_device, module_load, launch, tvm_ffi")
     function: str = Field(description="the object symbol that was called")
     args: dict[str, int] = Field(default_factory=dict, description="the arguments the entry was given (device, ...)")
-    returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); null on a fault")
+    returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); "
+                                 "for tvm_ffi the int32 it returned (0, or -1 with an error raised); null on a fault")
     fault: Fault | None = Field(default=None, description="set when the entry did not return")
+    raised: dict[str, str] | None = Field(default=None, description="tvm_ffi only: the error the entry raised through "
+                                          "the TVM-FFI error setters, {kind, message} (what Python raises: `kind: "
+                                          "message`); null when it raised none")
     first_call: int = Field(default=0, description="index of the entry's first call in ObjectRun.calls")
     end_call: int = Field(default=0, description="index one past the entry's last call in ObjectRun.calls")
     launch: dict[str, Any] | None = Field(default=None, description="launch only: the arguments it ran with, "
                                           "{signature: header|args_spec, args: {parameter: value as written}, given: [names the "
                                           "user set], layouts: {tensor: its struct's C fields}, handles: [parameters that are a "
-                                          "stream or a pointer], args_file: the <prefix>.args.json read, or null}")
+                                          "stream or a pointer], args_file: the <prefix>.args.json read, or null}; tvm_ffi: {signature: the "
+                                          "compiled signature the entry quotes, given: whether the args were given, args: "
+                                          "[each argument as passed, in the argument form], result: the result cell read "
+                                          "back, {type_index, value}}")
 
 
 class ProfileVerdict(Model):

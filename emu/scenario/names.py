@@ -105,8 +105,8 @@ def _check_enum(enum, value, where: tuple, lines: dict, path: str, member: bool 
 
 def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
     """Argument names in call patterns must be the stub model's parameter names, enum values its enum's."""
-    from stub_models import CATALOGUE, LIBC_CATALOGUE
-    model = CATALOGUE.get(pattern.symbol) or LIBC_CATALOGUE.get(pattern.symbol)
+    from stub_models import model_of
+    model = model_of(pattern.symbol)
     if model is None:
         if pattern.args or pattern.outputs:
             raise fail(lines, where, f"{pattern.symbol} has no stub model, so its arguments cannot be matched", path)

@@ -14,7 +14,8 @@ from stub_models import StubCall
 from unicorn import Uc, UcError
 
 from ..errors import StubFailure, StubStop
-from ..emulator.unicorn_c import mem_read, mem_write
+from ..emulator.guest_calls import Steps, StubLocals
+from ..emulator.unicorn_c import mem_read, mem_write, reg_read64
 from ..support.hotpath import generated_function, record_factory, record_lines, record_names
 from ..binary.memory_map import stub_address
 from ..run.trace import CallRecord
@@ -66,7 +67,7 @@ def read_c_string(uc: Uc, address: int) -> str | None:
 class _Plan:
     """What answering one symbol needs, worked out once per model (the hot path runs it)."""
 
-    __slots__ = ("model", "params", "arity", "stores", "decode", "family", "answer", "behaviour")
+    __slots__ = ("model", "params", "arity", "stores", "decode", "family", "answer", "behaviour", "calls_back")
 
     def __init__(self, model: type[StubCall], family: StubFamily):
         self.model = model
@@ -77,6 +78,7 @@ class _Plan:
         self.family = family                            # who answers the symbol's calls
         self.answer = family.answer                     # bound once: the hot path calls it
         self.behaviour = family.behaviour(model.symbol)
+        self.calls_back = getattr(model, "calls_back", False)    # its behaviour runs guest code: see _steps
 
 
 # How each argument kind turns a raw 64-bit register or stack value into its JSON value;
@@ -189,6 +191,9 @@ class StubDispatcher:
         """Answer one call whose raw arguments the machine read by the calling convention: its family fills in
         the record (emu.stubs.family), the return value goes back, the record joins the trace."""
         plan = plan or symbol_plan(symbol)
+        if plan.calls_back:
+            return self._steps(uc, symbol, caller, plan, *plan.decode(raw, uc),
+                               _StubGuest(uc, self, symbol, reg_read64(uc, self.convention.stack_pointer)))
         arguments, shown = plan.decode(raw, uc)
         calls = self.calls
         record = {"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
@@ -202,6 +207,24 @@ class StubDispatcher:
         self.set_return(uc, ret)
         record["ret"] = int(ret)
         calls.append(_record(record))
+
+    def _steps(self, uc: Uc, symbol: str, caller: str, plan: _Plan, arguments: StubCall, shown: dict, guest: _StubGuest) -> Steps:
+        """The answer of a stub that calls guest code (the model's `calls_back`), as steps the machine runs
+        (emu.emulator.guest_calls): its family's behaviour for the symbol is a generator taking the guest, which
+        yields each GuestCall and returns `(error, outputs)`.  An injected error answers at once, calling nothing.
+        The call is recorded when it returns, after the calls made inside it."""
+        record = {"index": 0, "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
+                  "ret": 0, "injected": False, "caller": caller}
+        injected = self.injected(symbol) if self.injections else None
+        if injected is not None:
+            record["injected"], ret = True, injected
+        else:
+            ret, outputs = yield from plan.family.behaviours[symbol](self.state(plan.family), arguments, guest)
+            if outputs:
+                record["outputs"] = self.write_outputs(uc, plan, shown, outputs)
+        self.set_return(uc, ret)
+        record["ret"], record["index"] = int(ret), len(self.calls)
+        self.calls.append(_record(record))
 
     def state(self, family: StubFamily):
         """`family`'s state for this run, made at its first call that asks."""
@@ -242,3 +265,22 @@ class StubDispatcher:
                 raise StubFailure(f"{plan.model.symbol} cannot write {name} through {pointer:#x}: unmapped or protected memory") from None
             written[name] = value
         return written
+
+
+class _StubGuest(StubLocals):
+    """What a calling-back behaviour reaches: guest memory and its locals, calls into the guest, and the
+    plain runtime calls it makes itself (recorded with the stub as their caller)."""
+
+    def __init__(self, uc: Uc, dispatcher: StubDispatcher, symbol: str, stack_pointer: int):
+        super().__init__(uc, stack_pointer, symbol)
+        self.dispatcher = dispatcher
+
+    def injected(self, symbol: str) -> int | None:
+        """The error injected into this inner call of `symbol` (scenario runtime.errors), counting it."""
+        return self.dispatcher.injected(symbol) if self.dispatcher.injections else None
+
+    def record(self, symbol: str, args: dict, ret: int, outputs: dict[str, int] | None = None, injected: bool = False) -> None:
+        """Record a call the stub made inside itself, as a call from the stub."""
+        calls = self.dispatcher.calls
+        calls.append(_record(dict(index=len(calls), entry=self.dispatcher.entry, symbol=symbol, args=args,
+                                  outputs=outputs or {}, ret=int(ret), injected=injected, caller=self.symbol)))

@@ -3,7 +3,8 @@
 A behaviour takes the runtime state and the call's typed parameters and returns the error
 code and the values to write through out-parameters. The functions live in one module per
 area (device, library, attributes, launch, resources); this table is the only place that
-says which symbol runs which. A catalogued wrapper without an entry succeeds and writes fresh
+says which symbol runs which (a helper that calls back into the object is a generator taking the
+guest as well: emu.emulator.guest_calls). A catalogued wrapper without an entry succeeds and writes fresh
 handles (or zero) through its out-parameters (`default_behaviour`).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from stub_models import CudaCall
 from stub_models.enums import CudaError as E
 
 from ..runtime import CudaRuntime, Result
-from . import attributes, device, launch, library, resources
+from . import attributes, device, helpers, launch, library, resources
 
 BEHAVIOURS: dict[str, Callable[[CudaRuntime, CudaCall], Result]] = {
     # device
@@ -50,6 +51,9 @@ BEHAVIOURS: dict[str, Callable[[CudaRuntime, CudaCall], Result]] = {
     "_cudaFreeAsync": resources.destroyer("device_memory", "devPtr", E.INVALID_VALUE),
     "_cudaMallocHost": resources.creator("host_memory", "ptr"),
     "_cudaFreeHost": resources.destroyer("host_memory", "ptr", E.INVALID_VALUE),
+    # the DSL runtime's helpers: generators that take the guest too and call its code (their models' calls_back)
+    "cuda_dialect_init_library_once": helpers.init_library_once,
+    "cuda_dialect_unload_library_once": helpers.unload_library_once,
 }
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 REGISTRY = (
     "libc",      # the C library functions host code calls (printf, memcpy, malloc, exit...)
     "cuda",      # the _cuda*/_cu* wrappers and cuda_dialect_* helpers of libcute_dsl_runtime.so
+    "tvm_ffi",   # libtvm_ffi.so's stream and error functions a TVM-FFI export calls
 )
 
 _FAMILIES: list[StubFamily] = []

@@ -1,0 +1,126 @@
+"""Apache TVM-FFI's calling ABI: `int32_t __tvm_ffi_<name>(void *self, const TVMFFIAny *args, int32_t num_args,
+TVMFFIAny *result)`, called as a framework calls it.
+
+Each argument is a 16-byte `TVMFFIAny` (`tvm/ffi/c_api.h`): an int32 type index, 4 bytes of zero padding,
+an 8-byte value; a tensor is a pointer (type index 7) to a 48-byte `DLTensor` (`dlpack.h`: data, device type
+and id, ndim, dtype code/bits/lanes, shape pointer, strides pointer or NULL, byte_offset) with its int64
+shape and strides arrays beside it.  `self` is NULL, as for a function exported from an object.  The entry
+returns 0, or -1 with an error raised through the TVM-FFI error setters (emu.stubs.families.tvm_ffi); the
+result cell starts as None and is read back.  Both the x86-64 and AArch64 conventions pass the four in
+integer registers.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+from ..dsl.launch.arguments import TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
+from ..dsl.tvm_ffi.arguments import TvmFfiArgument, default_arguments, parse_arguments
+from ..dsl.tvm_ffi.dlpack import DTYPES, parse_device
+from ..dsl.tvm_ffi.signature import compact_strides, parse_signature, stride_order
+from ..errors import ObjectFormatError
+from .base import EntryArguments, GuestMemory, LaunchAbi, LaunchPlan, LaunchSite
+
+# TVMFFITypeIndex
+NONE, INT, BOOL, FLOAT, OPAQUE_PTR, DLTENSOR_PTR = 0, 1, 2, 3, 4, 7
+ANY = struct.Struct("<iIQ")                  # type index, zero padding, the value's 8 bytes
+DLTENSOR = struct.Struct("<QiiiBBHQQQ")      # data, device type, device id, ndim, code, bits, lanes, shape, strides, byte_offset
+
+
+class TvmFfiAbi(LaunchAbi):
+    name = "tvm_ffi"
+
+    def plan(self, site: LaunchSite, given: Any) -> LaunchPlan:
+        """The compiled signature the entry quotes and the arguments: `given` (the argument form's list) or defaults."""
+        export = site.export
+        params = parse_signature(export.ffi_signature) if export.ffi_signature else None
+        if given is None:
+            if params is None:
+                raise ObjectFormatError(f"the object does not quote __tvm_ffi_{export.name}'s signature (no \"when "
+                                        "calling: `...`\" string), so emu cannot make default arguments: give them "
+                                        "(`args:`, --args FILE)", path=site.path)
+            arguments = default_arguments(params, export.mangled_function, site.path)
+        else:
+            arguments = parse_arguments(given, site.path)
+        tensors = [p for p in params or () if p.kind == "tensor"]
+        values = {"arguments": arguments, "orders": [stride_order(export.mangled_function, i, p) for i, p in enumerate(tensors)]}
+        record = {"signature": export.ffi_signature, "given": given is not None, "args": [], "result": None}
+        return LaunchPlan(params, values, record)
+
+    def marshal(self, plan: LaunchPlan, memory: GuestMemory, outcome_slot: int) -> EntryArguments:
+        """The TVMFFIAny cells, each tensor's DLTensor with its shape and strides, and the result cell (None)."""
+        cells, shown = [], []
+        tensors = 0
+        for argument in plan.values["arguments"]:
+            if argument is None:
+                cells.append(ANY.pack(NONE, 0, 0))
+                shown.append(None)
+                continue
+            kind = argument.kind
+            if kind == "tensor":
+                orders = plan.values["orders"]
+                order = (orders[tensors] if tensors < len(orders) else None) or "C"
+                address, written = _write_tensor(memory, argument, tensors, order)
+                cells.append(ANY.pack(DLTENSOR_PTR, 0, address))
+                shown.append({"tensor": written})
+                tensors += 1
+            elif kind == "float":
+                cells.append(struct.pack("<iId", FLOAT, 0, float(argument.value_of("float"))))
+                shown.append(argument.shown())
+            else:
+                index = {"int": INT, "bool": BOOL, "stream": OPAQUE_PTR}[kind]
+                cells.append(ANY.pack(index, 0, int(argument.value_of(kind)) & (1 << 64) - 1))
+                shown.append(argument.shown())
+        args = memory.alloc(b"".join(cells)) if cells else 0
+        result = memory.alloc(ANY.pack(NONE, 0, 0))
+        plan.record["args"] = shown
+        return EntryArguments([0, args, len(cells), result], {"num_args": len(cells)}, result)
+
+    def outcome(self, memory: GuestMemory, arguments: EntryArguments, returned: int | None) -> int | None:
+        """The int32 the entry returned (its return register's low 32 bits, signed)."""
+        if returned is None:
+            return None
+        low = returned & 0xFFFF_FFFF
+        return low - (1 << 32) if low & 0x8000_0000 else low
+
+    def run(self, call: Callable[..., bool], session: Any, export: Any, path: str, given: Any,
+            read_raised: Callable[[], Any] | None = None) -> bool:
+        """Plan, marshal and call `__tvm_ffi_<name>`, recorded as entry `tvm_ffi` with its result cell and the
+        error it raised (`read_raised`, the run's TVM-FFI state)."""
+        plan = self.plan(LaunchSite(path, export, session.image, session), given)
+        memory = session.machine.host
+        arguments = self.marshal(plan, memory, session.ret_slot)
+
+        def read_outcome(returned: int | None) -> int | None:
+            plan.record["result"] = _read_cell(memory, arguments.outcome_at)
+            return self.outcome(memory, arguments, returned)
+
+        return call("tvm_ffi", arguments.registers, arguments.shown, launch=plan.record, read_outcome=read_outcome,
+                    read_raised=read_raised)
+
+
+def _write_tensor(memory: GuestMemory, argument: TvmFfiArgument, index: int, order: str) -> tuple[int, dict]:
+    """The DLTensor and its arrays in guest memory: its address, and the tensor as it was passed."""
+    tensor = argument.tensor
+    code, bits = DTYPES[tensor.dtype]
+    device_type, device_id = parse_device(tensor.device)
+    shape = list(tensor.shape)
+    strides = tensor.strides if tensor.strides_given else compact_strides(shape, order)
+    data = tensor.data if tensor.data is not None else TENSOR_DATA_BASE + index * TENSOR_DATA_STRIDE
+    shape_at = memory.alloc(struct.pack(f"<{len(shape)}q", *shape)) if shape else 0
+    strides_at = memory.alloc(struct.pack(f"<{len(strides)}q", *strides)) if strides else 0
+    address = memory.alloc(DLTENSOR.pack(data, device_type, device_id, len(shape), code, bits, 1, shape_at,
+                                         strides_at, tensor.byte_offset))
+    written = {"dtype": tensor.dtype, "shape": shape, "strides": strides, "data": data,
+               "byte_offset": tensor.byte_offset, "device": tensor.device}
+    return address, written
+
+
+def _read_cell(memory: GuestMemory, address: int) -> dict:
+    """A TVMFFIAny as {type_index, value}: the value an int, a float for type index 3."""
+    type_index, _, raw = ANY.unpack(memory.read(address, ANY.size))
+    value: Any = struct.unpack("<d", struct.pack("<Q", raw))[0] if type_index == FLOAT else raw
+    return {"type_index": type_index, "value": value}
+
+
+TVM_FFI = TvmFfiAbi()

@@ -1,0 +1,30 @@
+"""Which CuTe DSL exports of a binary are TVM-FFI exports, and what the object says of each.
+
+`compiled.export_to_c(path, function_name=N)` of a function compiled with `--enable-tvm-ffi` writes
+`__tvm_ffi_N` (the entry a framework calls), loaders under the internal prefix `__cute_internal_N`
+(`_cuda_init`, `_cuda_load`, `_cuda_load_to_device`), the launch function
+`__cute_internal_N_cutlass_<fn>_<mangled args>` and `kernels_binary`; no header, `kernel_info`,
+`args_spec` or `_version` (FIELD_NOTES section 9).  emu.dsl.exports finds the loaders' prefix as for
+every export; `tvm_ffi_fields` adds what makes it a TVM-FFI one.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+INTERNAL_PREFIX = "__cute_internal_"
+ENTRY_PREFIX = "__tvm_ffi_"
+
+
+def tvm_ffi_fields(obj, prefix: str, functions: Iterable[str]) -> dict | None:
+    """The Export fields of a TVM-FFI export whose loaders have `prefix`, or None when it is not one:
+    its name N, the internal launch function's mangled name and the signature the entry quotes."""
+    if not prefix.startswith(INTERNAL_PREFIX):
+        return None
+    name = prefix[len(INTERNAL_PREFIX):]
+    if f"{ENTRY_PREFIX}{name}" not in functions:
+        return None
+    from .signature import signature_text
+    launch = sorted(f for f in functions if f.startswith(f"{prefix}_cutlass_"))
+    sections = (section.data for section in obj.sections if section.data and not section.name.startswith(".rela"))
+    return {"ffi_name": name, "mangled_function": launch[0] if launch else None,
+            "ffi_signature": signature_text(sections, name)}

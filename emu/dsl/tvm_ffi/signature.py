@@ -1,0 +1,152 @@
+"""The compiled signature of a TVM-FFI export, as the object itself states it.
+
+The DSL's generated entry quotes its signature in every argument error it raises ("... when calling:
+`vec_scale(x: Tensor([n0], float32), s: float32, stream: Stream)`"), written by
+`cutlass.base_dsl.tvm_ffi_builder.spec.signature`: `name: type` per parameter, where a type is a scalar
+data type (`int32`, `float32`, `bool`), `Tensor([extents], dtype)` (an extent a number or a symbol shared
+by every tensor that names it), `Shape([...])`, `Stream`, `DataPointer`, `None`, `Int(v)`, `Bool(v)`,
+`Float(v)` or `Tuple[...]`.  A stream the entry asks `TVMFFIEnvGetStream` for is not a parameter.  The
+string is the entry's own description, so emu reads it rather than probing; the tensors' stride order,
+which it does not state, comes from the internal launch function's mangled name (`stride_order`).
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..launch.mangled import DTYPES, MANGLED_NAME_LIMIT
+
+CALLING = " when calling: `"
+
+
+class TvmFfiParam(NamedTuple):
+    """One parameter of the compiled signature."""
+    name: str
+    kind: str                         # tensor, int, float, bool, stream, pointer, none, const_int, const_bool,
+                                      # const_float, shape, tuple, unknown
+    type_text: str                    # as the signature writes it
+    dtype: str | None = None          # a tensor's or a scalar's data type
+    shape: tuple[int | str, ...] = ()  # a tensor's extents: a number, or the symbol it shares
+    value: object = None              # a constant's value
+
+
+def signature_text(sections, name: str) -> str | None:
+    """`name(...)` as the entry quotes it, searched in the object's sections (`(name, data)` pairs)."""
+    needle = f"{CALLING}{name}(".encode()
+    for data in sections:
+        at = data.find(needle)
+        if at >= 0:
+            end = data.find(b"`", at + len(needle))
+            if end > 0:
+                return data[at + len(CALLING):end].decode("utf-8", "replace")
+    return None
+
+
+def parse_signature(text: str) -> list[TvmFfiParam]:
+    """The parameters of `name(a: T, ...)`; a type emu does not know is kind `unknown`, never guessed."""
+    body = text[text.index("(") + 1:text.rindex(")")]
+    return [_param(part) for part in _split(body) if part.strip()]
+
+
+def _split(body: str) -> list[str]:
+    """`body` cut at its top-level commas (brackets and parentheses nest)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return parts
+
+
+_TENSOR = re.compile(r"Tensor\(\[(?P<shape>[^\]]*)\], (?P<dtype>\w+)\)")
+_CONST = re.compile(r"(?P<kind>Int|Bool|Float)\((?P<value>[^)]*)\)")
+_INT = re.compile(r"u?int(8|16|32|64)")
+_FLOAT = re.compile(r"(b?float(16|32|64))")
+
+
+def _param(part: str) -> TvmFfiParam:
+    name, _, type_text = part.strip().partition(": ")
+    if m := _TENSOR.fullmatch(type_text):
+        extents = tuple(int(e) if e.strip().lstrip("-").isdigit() else e.strip()
+                        for e in m["shape"].split(",") if e.strip())
+        return TvmFfiParam(name, "tensor", type_text, m["dtype"], extents)
+    if m := _CONST.fullmatch(type_text):
+        raw = m["value"]
+        value = {"Int": int, "Float": float}.get(m["kind"], lambda v: v == "True")(raw)
+        return TvmFfiParam(name, f"const_{m['kind'].lower()}", type_text, value=value)
+    simple = {"Stream": "stream", "DataPointer": "pointer", "None": "none", "bool": "bool", "handle": "pointer"}
+    if type_text in simple:
+        return TvmFfiParam(name, simple[type_text], type_text, type_text if type_text == "bool" else None)
+    if _INT.fullmatch(type_text):
+        return TvmFfiParam(name, "int", type_text, type_text)
+    if _FLOAT.fullmatch(type_text):
+        return TvmFfiParam(name, "float", type_text, type_text)
+    kind = "shape" if type_text.startswith("Shape(") else "tuple" if type_text.startswith("Tuple[") else "unknown"
+    return TvmFfiParam(name, kind, type_text)
+
+
+_LAYOUT_WORD = re.compile(r"(?:i64|div\d+|\d+)+")
+
+
+def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> str | None:
+    """Whether the tensor was compiled row-major ("C") or column-major ("F"), from its part of the mangled
+    name (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major);
+    None when the name does not say (a tensor not made fake, a name cut at 180 characters, or words that
+    read both ways)."""
+    if internal_function is None or len(param.shape) < 2:
+        return None
+    tokens = re.split(r"_(?=FakeTensor)", internal_function)[1:]
+    if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1
+                                       and len(internal_function) >= MANGLED_NAME_LIMIT):
+        return None
+    body = tokens[tensor_index][len("FakeTensor"):]
+    dtype = max((d for d in DTYPES if body.startswith(d)), key=len, default=None)
+    if dtype is None:
+        return None
+    words = body[len(dtype):].lstrip("_").split("_")
+    count = 0
+    while count < len(words) and _LAYOUT_WORD.fullmatch(words[count]):
+        count += 1
+    for end in range(count, 0, -1):          # a constexpr after the tensor (`_128`) may follow its words
+        text = "".join(words[:end])
+        orders = {order for order in ("C", "F") if _reads_as(text, _modes(param, order))}
+        if orders:
+            return orders.pop() if len(orders) == 1 else None
+    return None
+
+
+def compact_strides(extents: list[int], order: str) -> list[int]:
+    """The compact strides of `extents`, row-major ("C": the last extent contiguous) or column-major ("F")."""
+    strides, running = [0] * len(extents), 1
+    for d in (range(len(extents) - 1, -1, -1) if order == "C" else range(len(extents))):
+        strides[d], running = running, running * extents[d]
+    return strides
+
+
+def _modes(param: TvmFfiParam, order: str) -> list[tuple[str, int | None]]:
+    """What the name spells for this tensor in `order`: each extent, then each stride, static ("s", value)
+    or dynamic ("d", None); a stride is static when every extent inside it is."""
+    static = [e if isinstance(e, int) else None for e in param.shape]
+    strides, running = [None] * len(static), 1
+    for d in (range(len(static) - 1, -1, -1) if order == "C" else range(len(static))):
+        strides[d] = running
+        running = running * static[d] if (running is not None and static[d] is not None) else None
+    return [("s", v) if v is not None else ("d", None) for v in static + strides]
+
+
+def _reads_as(text: str, wanted: list) -> bool:
+    """Whether `text` (layout words run together) spells `wanted` exactly: a dynamic mode is `div<N>` or
+    `i64div<N>` (its digits may run into the next word), a static one its number."""
+    if not wanted:
+        return text == ""
+    kind, value = wanted[0]
+    if kind == "d":
+        m = re.match(r"(?:i64)?div(\d+)", text)
+        return bool(m) and any(_reads_as(text[m.start(1) + n:], wanted[1:]) for n in range(1, len(m[1]) + 1))
+    literal = str(value)
+    return text.startswith(literal) and _reads_as(text[len(literal):], wanted[1:])
