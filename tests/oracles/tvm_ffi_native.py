@@ -68,6 +68,13 @@ def available() -> bool:
     return shutil.which("cc") is not None and libraries() is not None
 
 
+def key(path: str) -> str:
+    """The name of a fixture's argument sets and trace: its file name, `quack_cache_<12 hex digits>` in the
+    quack cache folder (MANIFEST.json's `path`)."""
+    rel = Path(path)
+    return f"quack_cache_{rel.stem[:12]}" if rel.parts[0] == "quack_cache" else rel.stem
+
+
 # -- the object ----------------------------------------------------------------------------------------------
 def entry_name(obj: Path) -> str:
     """N of the object's `__tvm_ffi_N`."""
@@ -102,7 +109,10 @@ def build(obj: Path, work: Path, libs: dict) -> Path:
     subprocess.run(["ar", "x", str(libs["dsl_lib"] / "libcuda_dialect_runtime_static.a"), "tvm_ffi_extension.c.o"],
                    cwd=work, check=True, capture_output=True)
     exe = work / "harness"
-    command = ["cc", "-O0", "-w", f"-DENTRY=__tvm_ffi_{entry_name(obj)}", "-I", str(NATIVE), "-I", str(STUBS),
+    sizes = {f.name: f.size for f in native_harness.defined_functions(work / "tvm_ffi_extension.c.o")}
+    command = ["cc", "-O0", "-w", f"-DENTRY=__tvm_ffi_{entry_name(obj)}",
+               f"-DINIT_ONCE_SIZE={sizes['cuda_dialect_init_library_once']}",
+               f"-DUNLOAD_ONCE_SIZE={sizes['cuda_dialect_unload_library_once']}", "-I", str(NATIVE), "-I", str(STUBS),
                "-I", str(STUBS / "include"), "-I", str(libs["tvm_ffi_include"]), "-o", str(exe),
                str(NATIVE / "harness.c"), str(work / "tables.c"), str(work / "runtime.c"), str(obj),
                str(work / "tvm_ffi_extension.c.o"), f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-L{libs['dsl_lib']}",
@@ -150,7 +160,9 @@ def directives(argset: dict) -> str:
 
 def run(exe: Path, argset: dict) -> dict:
     """Run one argument set in a fresh process: {"lines": [...], "exit": code} and "signal" when it crashed."""
-    result = subprocess.run([str(exe)], input=directives(argset), capture_output=True, text=True, timeout=60)
+    # without address randomisation (where setarch can turn it off) the recorded pointers repeat run to run
+    prefix = ["setarch", os.uname().machine, "-R"] if shutil.which("setarch") else []
+    result = subprocess.run([*prefix, str(exe)], input=directives(argset), capture_output=True, text=True, timeout=60)
     out = {"lines": [json.loads(line) for line in result.stdout.splitlines()], "exit": result.returncode}
     if result.returncode < 0:
         out["signal"] = signal.Signals(-result.returncode).name
@@ -170,3 +182,68 @@ def record(obj: Path, argsets: list[dict], libs: dict | None = None) -> list[dic
 @functools.lru_cache(maxsize=None)
 def committed(name: str) -> list[dict]:
     return json.loads((NATIVE / "traces" / f"{name}.json").read_text())["runs"]
+
+
+# -- the comparison with emu ----
+# the runtime's error texts: `const char *` results, compared as non-null (natively the text is in args.text)
+TEXT_RESULTS = ("cudaGetErrorName", "cudaGetErrorString")
+
+
+def comparable(record: dict) -> dict:
+    """native_harness.comparable_call, with the error-text lookups' results compared as non-null."""
+    event = native_harness.comparable_call(record)
+    if event["symbol"] in TEXT_RESULTS:
+        event["args"] = {"error": event["args"]["error"]}
+        event["ret"] = bool(event["ret"])
+    return event
+
+
+def argument_sets(key: str) -> list[dict]:
+    return json.loads((NATIVE / "argsets" / f"{key}.json").read_text())
+
+
+def native_events(run: dict) -> list[dict]:
+    """A native run as comparable events: calls (native_harness.comparable_call: out-parameters as outputs,
+    pointers as null / non-null), each entry call's return and raised error, and a crash's signal. Lines
+    printed after main returned (the object's destructor: cuda_dialect_unload_library_once, cudaLibraryUnload)
+    are left out: emu does not run a process exit."""
+    events = []
+    for line in run["lines"]:
+        if line["kind"] == "tvm_ffi":
+            events.append({"kind": "entry", "entry": "tvm_ffi", "returned": line["returned"], "raised": line["raised"]})
+        elif line["entry"]:
+            events.append(comparable(line))
+    if "signal" in run:
+        events.append({"kind": "crash", "signal": run["signal"]})
+    return events
+
+
+def at_exit(run: dict) -> list[dict]:
+    """The calls the object's destructor made after main returned."""
+    return [comparable(line) for line in run["lines"] if line["kind"] == "call" and not line["entry"]]
+
+
+def emu_run(obj: Path, argset: dict):
+    """emu's run of one argument set under the stubs' runtime (native_harness.runtime_config: 2 devices,
+    attribute 97 = 232448, kernel i's static shared memory 1024 * (i + 1), the set's injected errors), on
+    the profile whose device runs the object's cubin, the entry called `calls` times."""
+    from emu.cuda.object_profile import profile_for_object
+    from emu.dsl.entries import EntrySpec
+    from emu.run.session import run_object
+    config = native_harness.runtime_config(kernel_names(obj), [tuple(e) for e in argset.get("inject", ())],
+                                           profile_for_object(str(obj)))
+    env = {int(device): int(handle) for device, handle in (argset.get("env_stream") or {}).items()}
+    entry = EntrySpec(name="tvm_ffi", args=argset["args"], env_stream=env or None)
+    return run_object(str(obj), config=config, entries=[entry] * argset.get("calls", 1))
+
+
+def emu_events(run) -> list[dict]:
+    """emu's run in native_events' shape; a faulted entry ends with {"kind": "crash", "fault": ...}."""
+    events = []
+    for entry in run.entries:
+        events += [comparable(call.model_dump()) for call in run.calls[entry.first_call:entry.end_call]]
+        if entry.fault is not None:
+            events.append({"kind": "crash", "fault": f"{entry.fault.kind}: {entry.fault.message}"})
+        else:
+            events.append({"kind": "entry", "entry": entry.entry, "returned": entry.returned, "raised": entry.raised})
+    return events
