@@ -187,6 +187,8 @@ def committed(name: str) -> list[dict]:
 # -- the comparison with emu ----
 # the runtime's error texts: `const char *` results, compared as non-null (natively the text is in args.text)
 TEXT_RESULTS = ("cudaGetErrorName", "cudaGetErrorString")
+# emu's faults that a native process dies of with SIGSEGV (its fault address and location are compared)
+MEMORY_FAULTS = ("unmapped_read", "unmapped_write", "unmapped_fetch", "protected_read", "protected_write", "protected_fetch")
 
 
 def comparable(record: dict) -> dict:
@@ -204,17 +206,18 @@ def argument_sets(key: str) -> list[dict]:
 
 def native_events(run: dict) -> list[dict]:
     """A native run as comparable events: calls (native_harness.comparable_call: out-parameters as outputs,
-    pointers as null / non-null), each entry call's return and raised error, and a crash's signal. Lines
+    pointers as null / non-null), each entry call's return and raised error, and a crash's address and
+    location. Lines
     printed after main returned (the object's destructor: cuda_dialect_unload_library_once, cudaLibraryUnload)
     are left out: emu does not run a process exit."""
     events = []
     for line in run["lines"]:
         if line["kind"] == "tvm_ffi":
             events.append({"kind": "entry", "entry": "tvm_ffi", "returned": line["returned"], "raised": line["raised"]})
+        elif line["kind"] == "signal":
+            events.append({"kind": "crash", "address": line["address"], "location": line["location"]})
         elif line["entry"]:
             events.append(comparable(line))
-    if "signal" in run:
-        events.append({"kind": "crash", "signal": run["signal"]})
     return events
 
 
@@ -238,12 +241,15 @@ def emu_run(obj: Path, argset: dict):
 
 
 def emu_events(run) -> list[dict]:
-    """emu's run in native_events' shape; a faulted entry ends with {"kind": "crash", "fault": ...}."""
+    """emu's run in native_events' shape; an entry that faulted on memory ends with {"kind": "crash", address,
+    location} (a native run's SIGSEGV line), any other fault with {"kind": "fault", "fault": "<kind>: <message>"}."""
     events = []
     for entry in run.entries:
         events += [comparable(call.model_dump()) for call in run.calls[entry.first_call:entry.end_call]]
-        if entry.fault is not None:
-            events.append({"kind": "crash", "fault": f"{entry.fault.kind}: {entry.fault.message}"})
+        if entry.fault is not None and entry.fault.kind in MEMORY_FAULTS:
+            events.append({"kind": "crash", "address": entry.fault.address, "location": entry.fault.location})
+        elif entry.fault is not None:
+            events.append({"kind": "fault", "fault": f"{entry.fault.kind}: {entry.fault.message}"})
         else:
             events.append({"kind": "entry", "entry": entry.entry, "returned": entry.returned, "raised": entry.raised})
     return events
