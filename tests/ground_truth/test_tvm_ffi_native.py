@@ -3,7 +3,8 @@
 tests/fixtures/tvm_ffi/native/traces/ holds, for every TVM-FFI fixture (own kernels per argument kind,
 CUTLASS / quack-kernels / flash-attn-4 kernels, quack's own cache folder) and every argument set of
 native/argsets/ (well-formed, each ill-formed check the generated entry makes, two calls in one process,
-2 devices, a NULL strides pointer, the sm_100a load failure), the run of a C harness linked with the recording
+2 devices, a NULL strides pointer, the sm_100a load failures: the load refused, and the H200's own answer, which
+emu gives from its h200 profile with nothing injected), the run of a C harness linked with the recording
 CUDA stubs (tests/oracles/native/stubs.c), the REAL libtvm_ffi.so, the REAL cuda_dialect_init_library_once and
 the REAL CuteDSLRT_TVMFFISetRaisedCudaError (tests/oracles/tvm_ffi_native.py). emu runs the same set under the
 stubs' runtime (native_harness.runtime_config); compared:
@@ -58,6 +59,7 @@ KNOWN = {
        for name in ("well_formed", "called_twice", "two_devices", "device_index_absent")},
     **{("fa4_forward_sm90", name): ("outcome", _AVX512) for name in ("well_formed", "called_twice", "two_devices")},
     ("quack_softmax", "load_failure"): ("calls", _INNER_CALLER),
+    ("quack_softmax", "h200_refuses_sm100a"): ("calls", _INNER_CALLER),
 }
 
 
@@ -101,10 +103,12 @@ def test_argument_sets_cover_every_check():
         names = {run["name"] for run in native.committed(key)}
         assert required <= names, (key, required - names)
     everything = {name for _, name in CASES}
-    assert {"two_devices", "device_index_mismatch", "shared_extent_mismatch", "wrong_static_extent", "load_failure"} <= everything
+    assert {"two_devices", "device_index_mismatch", "shared_extent_mismatch", "wrong_static_extent", "load_failure",
+            "h200_refuses_sm100a"} <= everything
     results = {name: [line for line in run["native"]["lines"] if line["kind"] != "call"]
                for name, run in ((run["name"], run) for run in native.committed("quack_softmax"))}
-    assert [r.get("raised", {}).get("kind") for r in results["load_failure"]] == ["RuntimeError", "RuntimeError"]
+    for name in ("load_failure", "h200_refuses_sm100a"):
+        assert [r["raised"]["kind"] for r in results[name]] == ["RuntimeError", "RuntimeError"], name
     assert results["strides_null"][-1]["kind"] == "signal"
 
 

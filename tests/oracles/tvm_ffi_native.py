@@ -13,7 +13,8 @@ An argument set is the JSON argument form emu's `trace --args` reads (a position
 `{tensor: {dtype, shape, strides, data, byte_offset, device}}`, `{int: N}`, `{float: X}`, `{bool: B}`,
 `{stream: HANDLE}` or null; `strides: null` is a NULL pointer), plus, in an argument-set file, `env_stream`
 (`{device_id: handle}`, set with TVMFFIEnvSetStream first), `calls` (how many times to call in one process)
-and `inject` (the stubs' injected errors, `[symbol, call, error, every]`).
+`inject` (the stubs' injected errors, `[symbol, call, error, every]`) and `profile` (emu's device profile for the
+comparison, which then injects nothing: its own model of that device must give what the injections did).
 """
 from __future__ import annotations
 
@@ -229,12 +230,16 @@ def at_exit(run: dict) -> list[dict]:
 def emu_run(obj: Path, argset: dict):
     """emu's run of one argument set under the stubs' runtime (native_harness.runtime_config: 2 devices,
     attribute 97 = 232448, kernel i's static shared memory 1024 * (i + 1), the set's injected errors), on
-    the profile whose device runs the object's cubin, the entry called `calls` times."""
+    the profile whose device runs the object's cubin, the entry called `calls` times. A set with `profile`
+    runs on that profile with nothing injected: the native run's injections stand for that device."""
     from emu.cuda.object_profile import profile_for_object
     from emu.dsl.entries import EntrySpec
     from emu.run.session import run_object
-    config = native_harness.runtime_config(kernel_names(obj), [tuple(e) for e in argset.get("inject", ())],
-                                           profile_for_object(str(obj)))
+    if argset.get("profile"):        # emu's own model of that device stands for what the stubs were told to inject
+        config = native_harness.runtime_config(kernel_names(obj), [], argset["profile"])
+    else:
+        config = native_harness.runtime_config(kernel_names(obj), [tuple(e) for e in argset.get("inject", ())],
+                                               profile_for_object(str(obj)))
     env = {int(device): int(handle) for device, handle in (argset.get("env_stream") or {}).items()}
     entry = EntrySpec(name="tvm_ffi", args=argset["args"], env_stream=env or None)
     return run_object(str(obj), config=config, entries=[entry] * argset.get("calls", 1))
