@@ -38,7 +38,7 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
     gives the launch wrapper its arguments by parameter name, as a scenario's `launch: {args: ...}`.
     `export` names the export to run in an object that holds several (`exports(path)` lists them).
     A TVM-FFI export (`__tvm_ffi_<name>`) runs one `tvm_ffi` entry by default, as a framework's first call
-    (its library loads inside it); `launch_args` is then its positional argument list, and `entries` may
+    (its library loads inside it), then `process_exit` (its destructor unloads the library); `launch_args` is then its positional argument list, and `entries` may
     call it several times: `[{"tvm_ffi": {"args": [{"tensor": {...}}, {"int": 3}, None]}}, "tvm_ffi"]`.
 
     An export whose format or metadata emu does not know is run, and flagged: the returned run's
@@ -51,7 +51,8 @@ def trace(path: PathLike, *, entries: Iterable[Union[str, Mapping, "EntrySpec"]]
 
     config = _model(RuntimeConfig, runtime, "runtime")
     if entries is None and _is_tvm_ffi(os.fspath(path), export):
-        specs = [EntrySpec(name="tvm_ffi")]
+        from .dsl.entries import TVM_FFI_ENTRIES
+        specs = list(TVM_FFI_ENTRIES)
     elif entries is None:
         if "device_count" not in config.model_fields_set:         # as the CLI: every device of the profile
             config = config.model_copy(update={"device_count": load_profile(config.profile).device_count})
@@ -88,7 +89,7 @@ def inspect(path: PathLike, *, export: str | None = None) -> "Inspection":
     of several."""
     from .commands.inspect import inspect_object
     from .dsl.exports import chosen_name
-    results = {result.prefix: result for result in inspect_object(os.fspath(path))}
+    results = {result.tvm_ffi.name if result.tvm_ffi else result.prefix: result for result in inspect_object(os.fspath(path))}
     return results[chosen_name(list(results), export, os.fspath(path))]
 
 
@@ -193,6 +194,11 @@ def _model(model, value, what: str):
 def _with_launch_args(spec: "EntrySpec", launch_args: Mapping[str, Any] | list) -> "EntrySpec":
     if spec.name not in ("launch", "tvm_ffi") or spec.args is not None:
         return spec
+    from .errors import BadInput
+    if (spec.name == "tvm_ffi") != isinstance(launch_args, list):
+        raise BadInput("a TVM-FFI export takes its arguments as one positional list ([{tensor: {...}}, {int: N}, ...]: "
+                       "--args FILE holding it), a CuTe-ABI launch by parameter name (--arg NAME=VALUE, {args: {...}}); "
+                       f"the {spec.name} entry was given {'a list' if isinstance(launch_args, list) else 'names'}")
     given = list(launch_args) if isinstance(launch_args, list) else dict(launch_args)
     return spec.model_validate({**spec.model_dump(exclude_unset=True), "args": given})
 

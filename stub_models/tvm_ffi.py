@@ -58,6 +58,7 @@ class CuteDSLRTTVMFFISetRaisedCudaError(TvmFfiCall):
     (read from the x86-64 disassembly of nvidia-cutlass-dsl 4.8.1's libcute_dsl_runtime.so)."""
 
     symbol: ClassVar[str] = "CuteDSLRT_TVMFFISetRaisedCudaError"
+    calls_back: ClassVar[bool] = True      # it calls the setter it is given (emu.emulator.guest_calls)
     prototype: ClassVar[str] = ("void CuteDSLRT_TVMFFISetRaisedCudaError(TVMFFIErrorSetRaisedFromCStrParts_t set_error_parts, "
                                 "cudaError_t error)")
     set_error_parts: Ptr = Field(description="the parts setter it raises through")

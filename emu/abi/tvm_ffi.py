@@ -17,7 +17,7 @@ from typing import Any, Callable
 from ..dsl.launch.arguments import TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
 from ..dsl.tvm_ffi.arguments import TvmFfiArgument, default_arguments, parse_arguments
 from ..dsl.tvm_ffi.dlpack import DTYPES, parse_device
-from ..dsl.tvm_ffi.signature import compact_strides, parse_signature, stride_order
+from ..dsl.tvm_ffi.signature import compact_strides, parse_signature, tensor_orders
 from ..errors import ObjectFormatError
 from .base import EntryArguments, GuestMemory, LaunchAbi, LaunchPlan, LaunchSite
 
@@ -39,11 +39,10 @@ class TvmFfiAbi(LaunchAbi):
                 raise ObjectFormatError(f"the object does not quote __tvm_ffi_{export.name}'s signature (no \"when "
                                         "calling: `...`\" string), so emu cannot make default arguments: give them "
                                         "(`args:`, --args FILE)", path=site.path)
-            arguments = default_arguments(params, export.mangled_function, site.path)
+            arguments = default_arguments(params, export.mangled_function, site.path, export.ffi_device_type)
         else:
             arguments = parse_arguments(given, site.path)
-        tensors = [p for p in params or () if p.kind == "tensor"]
-        values = {"arguments": arguments, "orders": [stride_order(export.mangled_function, i, p) for i, p in enumerate(tensors)]}
+        values = {"arguments": arguments, "orders": tensor_orders(params or [], export.mangled_function)}
         record = {"signature": export.ffi_signature, "given": given is not None, "args": [], "result": None}
         return LaunchPlan(params, values, record)
 
@@ -59,7 +58,7 @@ class TvmFfiAbi(LaunchAbi):
             kind = argument.kind
             if kind == "tensor":
                 orders = plan.values["orders"]
-                order = (orders[tensors] if tensors < len(orders) else None) or "C"
+                order = orders[tensors] if tensors < len(orders) else None
                 address, written = _write_tensor(memory, argument, tensors, order)
                 cells.append(ANY.pack(DLTENSOR_PTR, 0, address))
                 shown.append({"tensor": written})
@@ -99,7 +98,8 @@ class TvmFfiAbi(LaunchAbi):
                     read_raised=read_raised)
 
 
-def _write_tensor(memory: GuestMemory, argument: TvmFfiArgument, index: int, order: str) -> tuple[int, dict]:
+def _write_tensor(memory: GuestMemory, argument: TvmFfiArgument, index: int, order: tuple[int, ...] | None) \
+        -> tuple[int, dict]:
     """The DLTensor and its arrays in guest memory: its address, and the tensor as it was passed."""
     tensor = argument.tensor
     code, bits = DTYPES[tensor.dtype]

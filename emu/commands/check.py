@@ -26,7 +26,7 @@ from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import attribute_name
 from ..cuda.object_profile import pick_profile
 from ..cuda.profile import PROFILES, load_profile
-from ..dsl.entries import EntrySpec, loaders_for_devices
+from ..dsl.entries import TVM_FFI_ENTRIES, EntrySpec, loaders_for_devices
 from ..dsl.exports import choose
 from ..errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .baseline import Baseline, BaselineReport, apply_baseline
@@ -40,7 +40,7 @@ from ..run.trace import CallRecord, EntryRun, ObjectRun
 
 # setter symbol -> (kernel handle argument, device argument or None for the current device)
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
-LOADERS = ("cuda_load", "cuda_load_to_device")
+LOADERS = ("cuda_load", "cuda_load_to_device", "tvm_ffi")      # tvm_ffi: a TVM-FFI export's call, its loads inside
 EXIT_RANK = {EXIT_OK: 0, EXIT_EXPECTATION_FAILED: 1, EXIT_FAULT: 2, EXIT_BAD_INPUT: 3}
 
 
@@ -64,6 +64,7 @@ class LoaderEntry(Model):
     fault_kind: str | None = Field(default=None, description="the fault's kind, e.g. missing_stub")
     fault_location: str | None = Field(default=None, description="where it stopped, as function+offset")
     sets: list[SetCall] = Field(description="every attribute setter call the entry made, in order")
+    raised: dict[str, str] | None = Field(default=None, description="tvm_ffi: the error the call raised, {kind, message}")
 
 
 class AttributeCheck(Model):
@@ -149,8 +150,9 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
         used, source = pick_profile(image, chosen, profile)
         count = default_device_count(used) if device_count is None else device_count
         metadata, unchecked = metadata_state(chosen, image)
+        entries = list(TVM_FFI_ENTRIES) if chosen.ffi_name else list(_loaders(count))
         run = None if metadata == "unknown format" else \
-            run_object(path, _config(count, used, missing_symbols), list(_loaders(count)), export=export)
+            run_object(path, _config(count, used, missing_symbols), entries, export=export)
     except EmuError as error:
         return _unreadable(path, key, device_count, profile, error)
     names = kernel_handles(run.calls) if run else {}
@@ -231,9 +233,11 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
     label = _label(entry.entry, entry.args.get("device"))
     fault = entry.fault
     return build_record(LoaderEntry, dict(
-        entry=label, device=device, returned=entry.returned, returned_name=cuda_error_name(entry.returned),
+        entry=label, device=device, returned=entry.returned,
+        returned_name=None if entry.entry == "tvm_ffi" else cuda_error_name(entry.returned),
         fault=f"{fault.kind}: {fault_message(fault.kind, fault.message, run.object)}" if fault else None,
-        fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets))
+        fault_kind=fault.kind if fault else None, fault_location=fault.location if fault else None, sets=sets,
+        raised=entry.raised))
 
 
 def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], run: ObjectRun,
@@ -324,4 +328,7 @@ def loader_outcome(loader: LoaderEntry) -> str:
     """`cuda_load returned 209 NO_KERNEL_IMAGE_FOR_DEVICE`, or `cuda_load stopped (missing_stub)` for a fault."""
     if loader.returned is None:
         return f"{loader.entry} stopped ({loader.fault_kind})"
+    if loader.entry == "tvm_ffi":
+        raised = f", raising {loader.raised['kind']}: {loader.raised['message']}" if loader.raised else ""
+        return f"tvm_ffi returned {loader.returned}{raised}"
     return f"{loader.entry} returned {cuda_error_label(loader.returned)}"

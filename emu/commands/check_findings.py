@@ -23,7 +23,7 @@ from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel
 from ..support.model import Model
 
 Kind = Literal["attribute", "loader", "fault", "unchecked"]
-Metadata = Literal["checked", "none by design (4.3)", "missing", "unreadable", "unknown format", "unknown version"]
+Metadata = Literal["checked", "none by design (4.3)", "none by design (TVM-FFI)", "missing", "unreadable", "unknown format", "unknown version"]
 
 
 class Finding(Model):
@@ -85,9 +85,17 @@ def object_keys(given: list[str], objects: list[str]) -> list[str]:
     return [os.path.relpath(os.path.abspath(o), root).replace(os.sep, "/") for o in objects]
 
 
+BY_DESIGN = ("checked", "none by design (4.3)", "none by design (TVM-FFI)")     # no finding of its own
+
+
 def metadata_state(export, image) -> tuple[Metadata, str | None]:
     """Whether the export's metadata can be checked against, and if not, why (in words)."""
     prefix = export.prefix
+    if export.ffi_name:
+        return "none by design (TVM-FFI)", (f"a TVM-FFI export carries no {prefix}_kernel_info: the attributes its "
+                                            "loaders set cannot be compared with requested ones; checked: the "
+                                            f"__tvm_ffi_{export.ffi_name} call with default arguments (its library "
+                                            "loads inside it), what it returned and raised")
     if export.format == "unknown":
         return "unknown format", ("the export's format is unknown, so its loaders were not run: "
                                   + UNKNOWN_CONVENTION.format(symbol=f"{prefix}_cuda_load", prefix=prefix))
@@ -114,15 +122,17 @@ def object_findings(result) -> list[Finding]:
         found.append(Finding(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key, export=export,
                              description=f"{where}: {description}"))
 
-    if result.metadata not in ("checked", "none by design (4.3)"):
+    if result.metadata not in BY_DESIGN:
         add("unchecked", (result.metadata,), f"not checked: {result.unchecked}")
     for loader in result.loaders:
         if loader.fault is not None:
             add("fault", (loader.entry, loader.device, loader.fault_kind, loader.fault_location),
                 f"{loader.entry} stopped: {loader.fault.split(UNDER_CHECK)[0]}")   # what it is, not what to do
         elif loader.returned != 0:
+            said = (f"{loader.returned}, raising {loader.raised['kind']}: {loader.raised['message']}" if loader.raised
+                    else str(loader.returned) if loader.entry == "tvm_ffi" else cuda_error_label(loader.returned))
             add("loader", (loader.entry, loader.device, loader.returned),
-                f"{loader.entry} returned {cuda_error_label(loader.returned)} on profile {result.profile}")
+                f"{loader.entry} returned {said} on profile {result.profile}")
     for check in result.checks:
         if check.status != "ok":
             attribute = f"{check.attribute} {check.attribute_name or '?'}"

@@ -24,6 +24,8 @@ def verdict(result: ObjectCheck) -> str:
         return f"{len(result.findings)} finding(s)" + (f", {acknowledged} acknowledged" if acknowledged else "")
     if result.metadata == "checked":
         return "clean"
+    if result.metadata == "none by design (TVM-FFI)":
+        return "tvm_ffi call ok; attributes not checked (a TVM-FFI export carries no kernel_info)"
     return "loaders ok; attributes not checked (a 4.3 export carries no kernel_info)"
 
 
@@ -78,6 +80,7 @@ def show_summary(result: CheckResult, with_findings: bool = True) -> list[str]:
 
 
 UNCHECKED = {"none by design (4.3)": "attributes not checked: a 4.3 export has no kernel_info",
+             "none by design (TVM-FFI)": "attributes not checked: a TVM-FFI export has no kernel_info",
              "missing": "NOT CHECKED: no kernel_info", "unreadable": "NOT CHECKED: kernel_info unreadable",
              "unknown format": "NOT CHECKED: unknown export format", "unknown version": "UNKNOWN VERSION"}
 
@@ -116,4 +119,4 @@ def show_check(result: CheckResult, directories: bool) -> list[str]:
 # check runs the loaders only: judging the launch would run each launch wrapper with arguments check does not have
 # (and can fail to build them), at several times check's per-object cost: `trace` judges each launch it runs.
 LAUNCH_NOTE = ("launch feasibility per device profile (h200, a100, b200) is in `python -m emu trace OBJECT`: "
-               "check runs the loaders, not the launch")
+               "check runs the loaders, not the launch (a TVM-FFI export's call, loads and launch, runs whole)")

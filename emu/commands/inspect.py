@@ -15,6 +15,8 @@ from pydantic import Field
 
 from stub_models import model_of
 
+from .inspect_tvm_ffi import TvmFfiInspection, inspect_tvm_ffi, tvm_ffi_lines
+
 from ..dsl.args_spec.reader import ArgSpec, ArgSpecError, decode_args_spec
 from ..arch import NAMES
 from ..dsl.entries import ENTRY_NAMES
@@ -74,8 +76,8 @@ class Generation(Model):
         "by value, 4.4+ a pointer to its slot; unknown: the object does not say, and emu refuses the cuda_load forms")
     evidence: list[str] = Field(description="what in the object (and the header beside it, if any) says so")
     header: str | None = Field(description="the header read beside the object, if there is one")
-    launch_wrapper: str = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
-                                "or cute_dsl_<prefix>_wrapper")
+    launch_wrapper: str | None = Field(description="the header's launch wrapper for this format: <prefix>_wrapper (4.3) "
+                                       "or cute_dsl_<prefix>_wrapper; null for a TVM-FFI export, which has no header")
 
 
 class InspectResult(Model):
@@ -97,6 +99,8 @@ class InspectResult(Model):
     args_spec_error: str | None = Field(description="why args_spec could not be decoded; null when decoded or absent")
     binary: GpuBinary | None = Field(description="the embedded GPU binary; null when the object has none")
     undefined: list[UndefinedSymbol] = Field(description="every undefined symbol, sorted, with what answers it")
+    tvm_ffi: TvmFfiInspection | None = Field(default=None, description="a TVM-FFI export (__tvm_ffi_<name>): its entry, "
+                                             "compiled signature and what the form does not carry; null for the CuTe ABI")
 
 
 def inspect_object(path: str) -> list[InspectResult]:
@@ -109,13 +113,15 @@ def inspect_object(path: str) -> list[InspectResult]:
 
 def _inspect_export(path: str, obj: ObjectFile, export: Export, binary) -> InspectResult:
     signature, spec_error = _signature(obj, export.prefix)
+    undefined = _undefined(obj)
     return InspectResult(
         object=str(path), sha256=obj.sha256, arch=obj.arch, prefix=export.prefix, version=export.version,
         generation=_generation(str(path), export, obj),
         function_name=export.function_name, entry_points=_entry_points(obj, export), kernels=_kernels(export),
         kernel_info=(text := obj.c_string(f"{export.prefix}_kernel_info")), kernel_info_parsed=_json_object(text),
         kernel_info_error=export.kernel_info_error,
-        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=_undefined(obj))
+        signature=signature, args_spec_error=spec_error, binary=_binary(obj, binary), undefined=undefined,
+        tvm_ffi=inspect_tvm_ffi(export, {u.symbol for u in undefined}))
 
 
 def _json_object(text: str | None) -> dict[str, Any] | None:
@@ -134,6 +140,12 @@ def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
             text = handle.read(MAX_HEADER_CHARS)
     except OSError:
         header, text = None, None
+    if export.ffi_name:
+        return Generation(exported_by="nvidia-cutlass-dsl with --enable-tvm-ffi (export_to_c(object_file_path, "
+                          "function_name=...); 4.8.1 checked)", format=export.format,
+                          evidence=[f"defines __tvm_ffi_{export.ffi_name} and loaders {export.prefix}_cuda_init, "
+                                    "_cuda_load, _cuda_load_to_device (called by cuda_dialect_init_library_once)"],
+                          header=None, launch_wrapper=None)
     found = recognise(export, obj, text)
     return Generation(exported_by=found.releases, format=found.format, evidence=list(found.evidence),
                       header=header, launch_wrapper=export.header_wrapper)
@@ -142,6 +154,10 @@ def _generation(path: str, export: Export, obj: ObjectFile) -> Generation:
 def _entry_points(obj: ObjectFile, export: Export) -> list[EntryPoint]:
     points = []
     for entry in ENTRIES:
+        if (entry in ("tvm_ffi", "process_exit")) != bool(export.ffi_name) and entry in ("launch", "tvm_ffi", "process_exit"):
+            continue                        # each form has one launch entry: launch (CuTe ABI) or tvm_ffi
+        if export.ffi_name and entry.startswith("mlir_"):
+            continue                        # no header calls packed forms in a TVM-FFI export: it has none
         symbol = export.entry_symbol(entry) if entry != "launch" or export.launch_function else None
         found = obj.symbol(symbol) if symbol else None
         points.append(EntryPoint(entry=entry, symbol=symbol, present=bool(found and found.defined)))
@@ -200,14 +216,21 @@ def show_inspect(result: InspectResult) -> list[str]:
     """The human-readable report `python -m emu inspect` prints."""
     lines = [f"{result.object} ({result.arch}, prefix {result.prefix})",
              f"  exported by {result.generation.exported_by}",
-             *[f"    {clause}" for clause in result.generation.evidence],
-             f"  format {result.generation.format}: loaders take the library "
-             + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
-                                                                                  "in a way the object does not say")
-             + f"; header wrapper {result.generation.launch_wrapper}",
-             f"  version: {result.version}   function: {result.function_name}",
-             "  entry points:"]
+             *[f"    {clause}" for clause in result.generation.evidence]]
+    if result.tvm_ffi is not None:
+        lines += tvm_ffi_lines(result.tvm_ffi)
+    else:
+        lines += [f"  format {result.generation.format}: loaders take the library "
+                  + {"4.3": "handle by value", "4.4+": "by a pointer to its slot"}.get(result.generation.format,
+                                                                                       "in a way the object does not say")
+                  + f"; header wrapper {result.generation.launch_wrapper}",
+                  f"  version: {result.version}   function: {result.function_name}"]
+    lines.append("  entry points:")
     lines += [f"    {p.entry:<25} {p.symbol or '-'}{'' if p.present else '  (absent)'}" for p in result.entry_points]
+    if result.tvm_ffi is not None:
+        lines.append("  kernels (no kernel_info in a TVM-FFI export):")
+        lines += [f"    {kernel.kernel}" for kernel in result.kernels]
+        return lines + _binary_lines(result.binary) + _undefined_lines(result)
     lines.append("  kernels (kernel_info asks):")
     for kernel in result.kernels:
         asks = ", ".join(f"{a.attribute} {a.name or '?'}={a.value}" for a in kernel.attributes) or "nothing"
@@ -223,10 +246,12 @@ def show_inspect(result: InspectResult) -> list[str]:
         absent = f"no {result.prefix}_args_spec" + (f" (the header's {result.generation.launch_wrapper} is the only "
                                                      "description of the launch)" if result.generation.format == "4.3" else "")
         lines.append(f"    {result.args_spec_error or absent}")
-    lines += _binary_lines(result.binary)
-    lines.append("  undefined symbols:")
-    lines += [f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "") for u in result.undefined]
-    return lines
+    return lines + _binary_lines(result.binary) + _undefined_lines(result)
+
+
+def _undefined_lines(result: InspectResult) -> list[str]:
+    return ["  undefined symbols:", *[f"    {u.symbol:<34} {u.handled_by}" + (f"  {u.prototype}" if u.prototype else "")
+                                      for u in result.undefined]]
 
 
 def _binary_lines(binary: GpuBinary | None) -> list[str]:

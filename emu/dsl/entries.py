@@ -37,6 +37,7 @@ ENTRY_KINDS = (
     EntryKind("module_load", None),
     EntryKind("launch", None),
     EntryKind("tvm_ffi", None),       # a TVM-FFI export's __tvm_ffi_<name>, called as a framework calls it
+    EntryKind("process_exit", None),  # a TVM-FFI export's destructor (.fini_array): the library's unload at exit
 )
 KINDS = {kind.name: kind for kind in ENTRY_KINDS}
 ENTRY_NAMES = tuple(KINDS)
@@ -107,7 +108,8 @@ class EntrySpec(BaseModel):
 DEFAULT_ENTRIES = [EntrySpec(name="cuda_init"), EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
 
 
-TVM_FFI_ENTRIES = [EntrySpec(name="tvm_ffi")]      # a framework's first call: the library loads inside it
+# a framework's first call (the library loads inside it), then the process's end (its destructor unloads it)
+TVM_FFI_ENTRIES = [EntrySpec(name="tvm_ffi"), EntrySpec(name="process_exit")]
 
 
 def loaders_for_devices(device_count: int) -> list[EntrySpec]:

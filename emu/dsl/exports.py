@@ -47,10 +47,11 @@ class Export:
     format: str                           # the export format (emu.dsl.generations.FORMATS): how its loaders are called
     binary: int | None = None             # the address of its GPU binary in the laid-out image; None: none (or no image)
     # a TVM-FFI export (emu.dsl.tvm_ffi.export): N of its entry __tvm_ffi_N, else None; its launch function's
-    # mangled name and the signature its entry quotes (None where the object has none)
+    # mangled name, the signature its entry quotes and the device type it checks for (None where the object has none)
     ffi_name: str | None = None
     mangled_function: str | None = None
     ffi_signature: str | None = None
+    ffi_device_type: str | None = None   # the one device type its tensor checks expect (cuda, cpu), if one
 
     @property
     def name(self) -> str:
@@ -68,6 +69,8 @@ class Export:
             return self.launch_function or f"_mlir_{self.prefix}__mlir_ciface_"
         if entry == "tvm_ffi":
             return f"__tvm_ffi_{self.ffi_name or self.prefix}"
+        if entry == "process_exit":         # the destructor a TVM-FFI object lists in .fini_array
+            return f"{self.prefix}___dtor_cuda_dialect_unload_library_once"
         symbol = KINDS[entry].symbol
         if symbol is None:
             raise KeyError(entry)
@@ -113,11 +116,12 @@ def discover(obj: ObjectFile, image: LoadedBinary | None = None) -> list[Export]
                                 path=obj.path)
     binaries = _binaries(obj, image, prefixes)
     alone = len(prefixes) == 1             # kernel slots are the object's: an export among several names its kernel_info's
-    return [_export(obj, prefix, functions, slots if alone else [], slots_43 if alone else [], binaries[prefix])
+    return [_export(obj, prefix, functions, slots if alone else [], slots_43 if alone else [], binaries[prefix], alone)
             for prefix in prefixes]
 
 
-def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43: list[str], binary: int | None) -> Export:
+def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43: list[str], binary: int | None,
+            alone: bool = True) -> Export:
     info, error = _kernel_info(obj, prefix)
     version = obj.c_string(f"{prefix}_version")
     tvm_ffi = tvm_ffi_fields(obj, prefix, functions) or {}
@@ -130,7 +134,8 @@ def _export(obj: ObjectFile, prefix: str, functions, slots: list[str], slots_43:
         fmt = "4.3" if slots_43 else "unknown"
     if fmt == "4.3":
         slots = slots_43
-    kernels = list(dict.fromkeys(list(info) + slots))
+    tvm_ffi_slots = tvm_ffi.pop("kernels", None) if alone else None      # the object's slots: its only export's
+    kernels = tvm_ffi_slots or list(dict.fromkeys(list(info) + slots))
     launch_prefix = f"_mlir_{prefix}__mlir_ciface_"
     launch = sorted(name for name in functions if name.startswith(launch_prefix))
     return Export(prefix=prefix, kernels=kernels, kernel_info=info, kernel_info_error=error,

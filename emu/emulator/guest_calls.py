@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 # The calling-back stub's own locals (what its C body keeps on its stack): this much below its caller's
 # stack pointer; the callees' stack starts below them.
 LOCALS_BYTES = 0x400
+SHOWN_NESTING = 3          # stub calls a fault message names, innermost first (a runaway recursion has thousands)
 _U64 = struct.Struct("<Q")
 
 
@@ -70,8 +71,10 @@ class StubLocals:
     def local(self, data: bytes) -> int:
         """Copy `data` into a fresh 16-aligned local of the stub and return its guest address."""
         address = (self.cursor - len(data)) & ~0xF
-        if address < self.top - LOCALS_BYTES or address < STACK_BASE:
+        if address < self.top - LOCALS_BYTES:
             raise StubFailure(f"{self.symbol} needs more than the {LOCALS_BYTES} bytes of locals emu gives a stub that calls back")
+        if address < STACK_BASE:
+            raise StubFailure(f"the stack is exhausted ({address:#x} is below it; a runaway recursion?)")
         mem_write(self.uc, address, data)
         self.cursor = address
         return address
@@ -137,7 +140,15 @@ class GuestCalls:
             self.waiting.pop().steps.close()          # the fault names the stub itself
             self.machine.stop_with(self._not_code(waiting, call))
             return
-        self.enter(uc, call.function, list(call.args), (waiting.stack_pointer & ~0xF) - LOCALS_BYTES, GUEST_CALL_RESUME)
+        top = (waiting.stack_pointer & ~0xF) - LOCALS_BYTES
+        try:
+            self.enter(uc, call.function, list(call.args), top, GUEST_CALL_RESUME)
+        except UcError:                                 # its return address or stack arguments fall off the stack
+            self.waiting.pop().steps.close()
+            self.machine.stop_with(self.machine.describe(
+                "unmapped_write", f"{waiting.symbol} (called from {waiting.caller}) cannot call its {call.what}: the stack "
+                f"is exhausted ({top:#x} is its stack pointer; a runaway recursion?)", pc=waiting.return_address, address=top))
+            return
         waiting.resume_sp = reg_read64(uc, self.sp) + (8 if self.link is None else 0)    # x86-64: the return pops
         reg_write64(uc, self.pc, call.function)
 
@@ -157,6 +168,10 @@ class GuestCalls:
             kind = "unmapped_fetch"
         return self.machine.describe(kind, f"{waiting.symbol} (called from {waiting.caller}) calls its {call.what} at "
                                      f"{call.function:#x}, which is {what}", pc=waiting.return_address, address=call.function)
+
+    def caller(self) -> str:
+        """Who calls when a stub is reached with GUEST_CALL_RESUME as its return address: the waiting stub itself."""
+        return self.waiting[-1].symbol if self.waiting else f"{GUEST_CALL_RESUME:#x}"
 
     # -- back from the callee ---------------------------------------------------------------
     def _on_resume(self, _engine, _address: int, _size: int, _key) -> None:
@@ -201,8 +216,11 @@ class GuestCalls:
         """`fault` with the stub calls it interrupted named, innermost first; forgets them (a new entry starts clean)."""
         if not self.waiting:
             return fault
+        waiting = [w for w in reversed(self.waiting) if w.calling is not None]
+        shown = waiting if len(waiting) <= SHOWN_NESTING else [*waiting[:SHOWN_NESTING - 1], None, waiting[-1]]
         inside = "; ".join(f"inside {w.calling.what} ({self.machine.locate(w.calling.function)}), called back by "
-                           f"{w.symbol} (called from {w.caller})" for w in reversed(self.waiting) if w.calling is not None)
+                           f"{w.symbol} (called from {w.caller})" if w is not None else
+                           f"{len(waiting) - SHOWN_NESTING} more calls back" for w in shown)
         self.reset()
         return fault.model_copy(update={"message": f"{fault.message}; {inside}"}) if inside else fault
 

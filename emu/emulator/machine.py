@@ -26,7 +26,7 @@ from .limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
 from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
 from .mapping import ImageMapping
 from ..binary.image import PERM_X, LoadedBinary, Segment
-from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
+from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, GUEST_CALL_RESUME, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
                                  STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                                  STUB_SIZE, STUB_SLOT, stub_address)
 from .dispatcher import BindingTable, Dispatcher
@@ -283,7 +283,7 @@ class Machine:
         caller = "?"
         try:
             raw = self._frame_args(frame, target.arity, uc) if target is not None else ()
-            caller = self.image.locate(frame[FRAME_RETURN])
+            caller = self.image.locate(frame[FRAME_RETURN]) if frame[FRAME_RETURN] != GUEST_CALL_RESUME else self.guest_calls.caller()
             if target is not None:
                 steps = dispatcher.call(uc, symbol, raw, caller, target)
                 if steps is not None:      # a stub that calls back into the guest (emu.emulator.guest_calls)

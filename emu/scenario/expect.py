@@ -17,7 +17,7 @@ class ExpectationResult(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)   # built on first use: a scenario may check nothing
 
     object: str = Field(description="the object the expectation was checked on")
-    kind: str = Field(description="calls_in_order, calls_any_order, no_calls, exact_calls, returns, state or fault")
+    kind: str = Field(description="calls_in_order, calls_any_order, no_calls, exact_calls, returns, raises, state or fault")
     line: int | None = Field(default=None, description="line of the expectation in the scenario file")
     passed: bool = Field(description="whether it holds")
     summary: str = Field(description="one line: what was required and what happened")
@@ -103,6 +103,8 @@ class Checker:
             self._exact(expect.exact_calls)
         if expect.returns:
             self._returns(expect.returns)
+        if expect.raises is not None:
+            self._raises(expect.raises)
         if expect.state:
             self._state(expect.state)
         return self.results
@@ -160,13 +162,27 @@ class Checker:
     def _returns(self, returns: dict[str, int | str]) -> None:
         bad = []
         for name, code in returns.items():
-            want = enum_value(CudaError, code)
+            plain = name == "tvm_ffi"          # an int32 of TVM-FFI's, not a cudaError_t
+            want = int(code) if plain else enum_value(CudaError, code)
+            show = str if plain else show_ret
             runs = [e for e in self.run.entries if e.entry == name]
             if not runs:
-                bad.append(f"- {name} -> {show_ret(want)}: the entry did not run")
-            bad.extend(f"- {name}{e.args or ''} -> {show_ret(want)}, got {'a fault' if e.returned is None else show_ret(e.returned)}"
+                bad.append(f"- {name} -> {show(want)}: the entry did not run")
+            bad.extend(f"- {name}{e.args or ''} -> {show(want)}, got {'a fault' if e.returned is None else show(e.returned)}"
                        for e in runs if e.returned != want)
         self.add("returns", not bad, "every entry returned as required" if not bad else f"{len(bad)} entry result(s) differ", bad)
+
+    def _raises(self, expected) -> None:
+        """Every tvm_ffi run raised `expected` (or nothing, for "nothing"), as Python would see it raised."""
+        runs = [e for e in self.run.entries if e.entry == "tvm_ffi"]
+        want = "nothing raised" if expected == "nothing" else expected.show()
+        shown = lambda e: "a fault" if e.fault else (f"{e.raised['kind']}: {e.raised['message']}" if e.raised  # noqa: E731
+                                                      else "nothing raised")
+        bad = [f"- tvm_ffi -> {want}, got {shown(e)}" for e in runs
+               if e.fault or not (e.raised is None if expected == "nothing" else expected.holds(e.raised))]
+        if not runs:
+            bad.append(f"- tvm_ffi -> {want}: the entry did not run")
+        self.add("raises", not bad, f"every tvm_ffi call: {want}" if not bad else f"{len(bad)} tvm_ffi call(s) differ", bad)
 
     def _state(self, expectations) -> None:
         bad, checked = [], 0

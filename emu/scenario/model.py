@@ -46,6 +46,32 @@ class StateExpectation(Block):
     value: int | Literal["metadata"] = Field(description="the value required, or 'metadata' for the value the object's kernel_info asks for")
 
 
+class RaisedExpectation(Block):
+    """The error a tvm_ffi entry must raise, as Python would raise it: `kind: message`."""
+
+    kind: str = Field(description="the error kind: TypeError, ValueError, RuntimeError, CUDADialectError, ...")
+    message: str | None = Field(default=None, description="the whole message, word for word")
+    message_contains: str | None = Field(default=None, description="instead of message: a part the message must contain")
+
+    @model_validator(mode="after")
+    def _one_message_form(self):
+        if self.message is not None and self.message_contains is not None:
+            raise ValueError("give message (exact) or message_contains (a part of it), not both")
+        return self
+
+    def holds(self, raised: dict | None) -> bool:
+        if raised is None or raised.get("kind") != self.kind:
+            return False
+        text = raised.get("message", "")
+        return (self.message is None or text == self.message) and \
+            (self.message_contains is None or self.message_contains in text)
+
+    def show(self) -> str:
+        if self.message is not None:
+            return f"{self.kind}: {self.message}"
+        return self.kind + (f": ...{self.message_contains}..." if self.message_contains is not None else "")
+
+
 class Expectations(Block):
     """What must hold for each object's run."""
 
@@ -53,7 +79,11 @@ class Expectations(Block):
     calls_any_order: list[CallPattern] = Field(default_factory=empty_list, description="calls that must each appear, in any order")
     no_calls: list[CallPattern] = Field(default_factory=empty_list, description="calls that must not appear")
     exact_calls: ExactCalls | None = Field(default=None, description="the whole (filtered) trace, call for call")
-    returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry)")
+    returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry; "
+                                          "tvm_ffi: the int32 it returns, 0 or -1)")
+    raises: RaisedExpectation | Literal["nothing"] | None = Field(
+        default=None, description="every tvm_ffi entry run must raise this error ({kind, message} exact, or {kind, "
+        "message_contains}), or `nothing`: no error raised")
     state: list[StateExpectation] = Field(default_factory=empty_list, description="kernel attributes the runtime must hold after the run")
     fault: str | None = Field(default=None, description="require the run to stop with this fault kind (e.g. missing_stub) instead of returning")
 
@@ -66,6 +96,7 @@ class Expectations(Block):
             no_calls=self.no_calls + other.no_calls,
             exact_calls=other.exact_calls or self.exact_calls,
             returns={**self.returns, **other.returns},
+            raises=other.raises or self.raises,
             state=self.state + other.state,
             fault=other.fault or self.fault,
         )
@@ -98,7 +129,7 @@ class ObjectRef(Block):
         return f"{os.path.basename(os.path.dirname(self.path))}/{os.path.basename(self.path)}"
 
 
-BugExpectation = Literal["calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "state"]
+BugExpectation = Literal["calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "raises", "state"]
 
 
 class UpstreamBug(Block):
@@ -117,7 +148,7 @@ class Scenario(Block):
     description: str = Field(default="", description="what the scenario shows")
     matrix: dict[str, list[Any]] | None = Field(default=None, description="axes that expand the scenario into one variant per combination; values replace ${axis} (or ${axis.key}) anywhere in the scenario")
     objects: list[ObjectRef] = Field(min_length=1, description="objects to run, each on its own fresh runtime")
-    entries: list[EntrySpec] = Field(default_factory=lambda: list(DEFAULT_ENTRIES), description="entries to run in order: cuda_init, cuda_load, cuda_load_to_device (with device), mlir_* packed forms, module_load, launch")
+    entries: list[EntrySpec] = Field(default_factory=lambda: list(DEFAULT_ENTRIES), description="entries to run in order: cuda_init, cuda_load, cuda_load_to_device (with device), mlir_* packed forms, module_load, launch; for a TVM-FFI export tvm_ffi (with export, args, env_stream), as often as wanted")
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="the CUDA runtime the stubs present")
     expect: Expectations = Field(default_factory=Expectations, description="expectations for every object")
     upstream_bug: UpstreamBug | None = Field(default=None, description="mark the scenario as documenting a known upstream bug (expected failure in pytest)")

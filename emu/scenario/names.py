@@ -85,7 +85,14 @@ def check_names(scenario: Scenario, lines: dict, path: str) -> None:
                 _check_enum(CudaError, pattern.ret, where + ("ret",), lines, path)
         for name, code in expect.returns.items():
             entry(name, prefix + ("returns", name), set(ran))
+            if name == "tvm_ffi":         # TVM-FFI's int32 (0, or -1 with an error raised), not a cudaError_t
+                if isinstance(code, str) and not code.lstrip("-").isdigit():
+                    raise fail(lines, prefix + ("returns", name), f"tvm_ffi returns an int32 (0, or -1 with an error "
+                               f"raised), not {code!r}", path)
+                continue
             _check_enum(CudaError, code, prefix + ("returns", name), lines, path)
+        if expect.raises is not None:
+            entry("tvm_ffi", prefix + ("raises",), set(ran))
         for index, state in enumerate(expect.state):
             _check_enum(FuncAttribute, state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
 
@@ -137,11 +144,13 @@ def check_object(loaded: LoadedScenario, index: int) -> None:
     ref, where = scenario.objects[index], ("objects", index)
     image, exports = load_image(loaded.object_path(index))
     object_path = ref.path or ref.label()          # as the scenario names it
+    named = ref.export or next((spec.export for spec in scenario.entries if spec.export is not None), None)
     try:
-        export = choose(exports, ref.export, image.path)
+        export = choose(exports, named, image.path)
     except BadInput as error:
         raise fail(lines, where + (("export",) if ref.export else ()), error.render(), path) from None
-    refuse_unknown_format(export, image, object_path, lines, where, path)
+    if not export.ffi_name:         # a TVM-FFI export carries no version or kernel_info by design
+        refuse_unknown_format(export, image, object_path, lines, where, path)
     for position, spec in enumerate(scenario.entries):
         absent = _absent(export, image, spec.name)
         if absent:
@@ -173,6 +182,12 @@ def _absent(export, image, entry: str) -> str | None:
     """What the export lacks to run `entry`, or None."""
     from ..dsl.entries import KINDS
     from ..dsl.generations import FORMATS
+    if entry == "process_exit" and not export.ffi_name:
+        return "destructor (process_exit runs a TVM-FFI export's unload at exit)"
+    if entry == "tvm_ffi" or (entry == "launch" and export.ffi_name):
+        if not export.ffi_name:
+            return "__tvm_ffi_<name> entry (it is a CuTe-ABI export: its launch entry is `launch`)"
+        return None if entry == "tvm_ffi" else "launch wrapper (it is a TVM-FFI export: its entry is `tvm_ffi`)"
     if entry == "launch":
         found = export.launch_function in image.functions
         return None if found else f"launch function (_mlir_{export.prefix}__mlir_ciface_*)"

@@ -13,7 +13,7 @@ from .load import LoadedScenario
 from .names import check_objects
 from .model import Expectations
 
-EXPECTATION_KINDS = ("calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "state", "fault")
+EXPECTATION_KINDS = ("calls_in_order", "calls_any_order", "no_calls", "exact_calls", "returns", "raises", "state", "fault")
 
 
 class ScenarioResult(BaseModel):
@@ -43,7 +43,7 @@ def run_scenario(loaded: LoadedScenario, only: int | None = None) -> ScenarioRes
         path = loaded.object_path(index)
         run = run_object(path, scenario.runtime, scenario.entries, scenario.budget, scenario.timeout_s, ref.export)
         runs.append(run)
-        export = choose(load_image(path)[1], ref.export, path)
+        export = choose(load_image(path)[1], run.export, path)
         expect: Expectations = scenario.expect.merged(ref.expect)
         lines = {kind: _line(loaded, index, ref, kind) for kind in EXPECTATION_KINDS}
         results.extend(Checker(run, export.kernel_info, lines).check(expect))

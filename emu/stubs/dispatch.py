@@ -189,7 +189,8 @@ class StubDispatcher:
 
     def call(self, uc: Uc, symbol: str, raw: list[int], caller: str, plan: _Plan | None = None) -> None:
         """Answer one call whose raw arguments the machine read by the calling convention: its family fills in
-        the record (emu.stubs.family), the return value goes back, the record joins the trace."""
+        the record (emu.stubs.family), the return value goes back, the record joins the trace.  A stub that calls
+        guest code is answered by the steps returned instead (`_steps`); None otherwise."""
         plan = plan or symbol_plan(symbol)
         if plan.calls_back:
             return self._steps(uc, symbol, caller, plan, *plan.decode(raw, uc),
@@ -222,6 +223,8 @@ class StubDispatcher:
             ret, outputs = yield from plan.family.behaviours[symbol](self.state(plan.family), arguments, guest)
             if outputs:
                 record["outputs"] = self.write_outputs(uc, plan, shown, outputs)
+            if guest.told:
+                record["args"] = {**shown, **guest.told}
         self.set_return(uc, ret)
         record["ret"], record["index"] = int(ret), len(self.calls)
         self.calls.append(_record(record))
@@ -274,6 +277,11 @@ class _StubGuest(StubLocals):
     def __init__(self, uc: Uc, dispatcher: StubDispatcher, symbol: str, stack_pointer: int):
         super().__init__(uc, stack_pointer, symbol)
         self.dispatcher = dispatcher
+        self.told: dict[str, str] = {}      # what the call's record shows beside its arguments (printf's text, say)
+
+    def tell(self, name: str, text: str) -> None:
+        """Show `text` as `name` beside the call's arguments in its record (the error a helper raised)."""
+        self.told[name] = text
 
     def injected(self, symbol: str) -> int | None:
         """The error injected into this inner call of `symbol` (scenario runtime.errors), counting it."""

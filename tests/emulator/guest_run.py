@@ -14,6 +14,7 @@ import pytest
 from emu.arch import architecture
 from emu.cache.loaded import load_image
 from emu.cuda.config import RuntimeConfig
+from emu.cuda.loading import library_image
 from emu.cuda.runtime import CudaRuntime
 from emu.emulator.machine import CallOutcome, machine_for
 from emu.run.session import _bound
@@ -40,11 +41,14 @@ class GuestRun:
     """One object mapped in its machine, with a fresh runtime and call log."""
 
     def __init__(self, path: str, config: RuntimeConfig | None = None):
-        self.image, _exports = load_image(path)
+        self.image, exports = load_image(path)
+        export = exports[0] if len(exports) == 1 else None
         arch = architecture(self.image.obj.arch)
         self.machine = machine_for(arch)
         self.machine.load(*_bound(self.image))
-        self.runtime = CudaRuntime(config or RuntimeConfig(), [])
+        # the export's kernels and GPU binary, as run_object gives them, where the object is one export
+        self.runtime = CudaRuntime(config or RuntimeConfig(), export.kernels if export else [],
+                                   library_image(self.image, export.binary) if export else None)
         self.dispatcher = StubDispatcher(self.runtime, self.machine.set_stub_result, arch.convention)
         self.machine.dispatcher = self.dispatcher
 

@@ -72,8 +72,9 @@ def unload_library_once(rt: CudaRuntime, call, guest) -> Generator[object, int, 
 
 
 def _raise(call, guest, name: str, text: str) -> Generator[object, int, Result]:
-    message = guest.local(f"{PREFIX}{name} {text}".encode() + b"\0")
-    yield guest.call("set_error", call.set_error, guest.local(KIND.encode() + b"\0"), message)
+    message = f"{PREFIX}{name} {text}"
+    guest.tell("raised", f"{KIND}: {message}")          # the trace shows what the entry raises
+    yield guest.call("set_error", call.set_error, guest.local(KIND.encode() + b"\0"), guest.local(message.encode() + b"\0"))
     return -1, {}
 
 
@@ -99,7 +100,8 @@ def _error_string(guest, error: int) -> str:
 
 
 def _error_text(guest, symbol: str, error: int, which: int) -> str:
-    """cudaGetErrorName / cudaGetErrorString: the runtime's text, returned as a pointer to it in the helper's locals."""
+    """cudaGetErrorName / cudaGetErrorString: the runtime's text, returned as a pointer to it in the helper's locals
+    (the record shows the text beside the argument, as libc's output functions do)."""
     text = ERROR_TEXT.get(error, (UNRECOGNIZED, UNRECOGNIZED))[which]
-    guest.record(symbol, {"error": error}, guest.local(text.encode() + b"\0"))
+    guest.record(symbol, {"error": error, "text": text}, guest.local(text.encode() + b"\0"))
     return text

@@ -79,6 +79,22 @@ def name_allows(token: str | None) -> Callable[[tuple[int, int, int, int]], bool
 def token_structs(token: str) -> frozenset[tuple[int, int, int, int]] | None:
     """Every (dynamic extents, their width, dynamic strides, their width) a tensor's part of the name
     can be read as (a width is 0 when there are none); None when it is not a fake tensor's part."""
+    found = layout_words(token)
+    if found is None:
+        return None
+    words, layout = found
+    # The words after a tensor may be the next argument's (a constexpr `_128`): the longest run of
+    # layout words that reads as a shape and a stride of one rank is the tensor's.
+    for end in range(layout, -1, -1):
+        structs = _structs("_".join(words[:end]))
+        if structs:
+            return structs
+    return None
+
+
+def layout_words(token: str) -> tuple[list[str], int] | None:
+    """A fake tensor's part of the name after its dtype, cut at "_", and how many leading words are layout words
+    (`div<N>`, `i64`, numbers); None when it is not a fake tensor's part."""
     body = token.rstrip("_")
     if not body.startswith("FakeTensor"):
         return None
@@ -90,13 +106,7 @@ def token_structs(token: str) -> frozenset[tuple[int, int, int, int]] | None:
     layout = 0
     while layout < len(words) and _LAYOUT_WORD.fullmatch(words[layout]):
         layout += 1
-    # The words after a tensor may be the next argument's (a constexpr `_128`): the longest run of
-    # layout words that reads as a shape and a stride of one rank is the tensor's.
-    for end in range(layout, -1, -1):
-        structs = _structs("_".join(words[:end]))
-        if structs:
-            return structs
-    return None
+    return words, layout
 
 
 def _structs(text: str) -> frozenset[tuple[int, int, int, int]]:

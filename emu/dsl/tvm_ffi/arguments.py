@@ -9,7 +9,8 @@ A tensor's `strides` left out are compact (in the order the export was compiled 
 name says, else row-major); `strides: null` is DLPack's compact tensor without strides, passed as a NULL
 pointer.  `data` left out is a distinct fake address, 16 MiB apart.  When `args` is left out altogether,
 `default_arguments` fills every parameter of the compiled signature: each dynamic extent 128 or the
-declared divisibility (one value per shared symbol), compact strides, device cuda:0.
+declared divisibility (one value per shared symbol), compact strides, device cuda:0 (or the one device type
+the entry checks for: `cpu` for tensors compiled from CPU torch tensors).
 """
 # No `from __future__ import annotations`: pydantic reads these annotations as objects.
 
@@ -20,8 +21,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from ...errors import BadInput
 from ..launch.arguments import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, default_extent
-from .dlpack import DTYPES, parse_device
-from .signature import TvmFfiParam, compact_strides, stride_order
+from .dlpack import DEVICE_TYPES, DTYPES, parse_device
+from .signature import TvmFfiParam, compact_strides, tensor_orders
 
 
 def _address(value: Any) -> Any:
@@ -129,19 +130,20 @@ _SCALAR_DEFAULTS = {"int": ("int", 1), "float": ("float", 1.0), "bool": ("bool",
                     "pointer": ("stream", TENSOR_DATA_BASE - TENSOR_DATA_STRIDE)}
 
 
-def default_arguments(params: list[TvmFfiParam], mangled_function: str | None, path: str | None = None) \
-        -> list[TvmFfiArgument | None]:
-    """A well-formed argument for every parameter of the compiled signature (see the module's docstring)."""
+def default_arguments(params: list[TvmFfiParam], mangled_function: str | None, path: str | None = None,
+                      device_type: str | None = None) -> list[TvmFfiArgument | None]:
+    """A well-formed argument for every parameter of the compiled signature (see the module's docstring);
+    tensors on `device_type`:0 when the entry checks for that one device type, else cuda:0."""
+    device = f"{device_type}:0" if device_type in DEVICE_TYPES else "cuda:0"
     extent = default_extent(mangled_function)
     out: list[TvmFfiArgument | None] = []
-    tensors = 0
+    tensors, orders = 0, tensor_orders(params, mangled_function)
     for param in params:
         if param.kind == "tensor":
             shape = [e if isinstance(e, int) else extent for e in param.shape]
-            order = stride_order(mangled_function, tensors, param) or "C"
             out.append(TvmFfiArgument(tensor=TensorArgument(
-                dtype=param.dtype, shape=shape, strides=compact_strides(shape, order),
-                data=TENSOR_DATA_BASE + tensors * TENSOR_DATA_STRIDE)))
+                dtype=param.dtype, shape=shape, strides=compact_strides(shape, orders[tensors]),
+                data=TENSOR_DATA_BASE + tensors * TENSOR_DATA_STRIDE, device=device)))
             tensors += 1
         elif param.kind in _SCALAR_DEFAULTS:
             kind, value = _SCALAR_DEFAULTS[param.kind]

@@ -5,13 +5,15 @@
 (`_cuda_init`, `_cuda_load`, `_cuda_load_to_device`), the launch function
 `__cute_internal_N_cutlass_<fn>_<mangled args>` and `kernels_binary`; no header, `kernel_info`,
 `args_spec` or `_version` (FIELD_NOTES section 9).  emu.dsl.exports finds the loaders' prefix as for
-every export; `tvm_ffi_fields` adds what makes it a TVM-FFI one.
+every export; `tvm_ffi_fields` adds what makes it a TVM-FFI one, and the one device type its checks expect.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
 INTERNAL_PREFIX = "__cute_internal_"
+SLOT_PREFIX = "kernels_"
+BINARY = "kernels_binary"
 ENTRY_PREFIX = "__tvm_ffi_"
 
 
@@ -23,8 +25,17 @@ def tvm_ffi_fields(obj, prefix: str, functions: Iterable[str]) -> dict | None:
     name = prefix[len(INTERNAL_PREFIX):]
     if f"{ENTRY_PREFIX}{name}" not in functions:
         return None
-    from .signature import signature_text
+    from .signature import expected_device_type, signature_text
     launch = sorted(f for f in functions if f.startswith(f"{prefix}_cutlass_"))
-    sections = (section.data for section in obj.sections if section.data and not section.name.startswith(".rela"))
+    sections = [section.data for section in obj.sections if section.data and not section.name.startswith(".rela")]
     return {"ffi_name": name, "mangled_function": launch[0] if launch else None,
-            "ffi_signature": signature_text(sections, name)}
+            "ffi_signature": signature_text(sections, name), "ffi_device_type": expected_device_type(sections),
+            "kernels": _kernel_slots(obj)}
+
+
+def _kernel_slots(obj) -> list[str]:
+    """Every kernel whose handle slot `kernels_<kernel>` the object defines, in its order: with no kernel_info,
+    the slots are the only list, and a kernel's name need not start with `kernel_` (a class's kernel is
+    `cutlass_dsl_<class>_kernel_...`)."""
+    names = (symbol.name for symbol in obj.symbols if symbol.defined and symbol.name.startswith(SLOT_PREFIX))
+    return list(dict.fromkeys(name[len(SLOT_PREFIX):] for name in names if name != BINARY))

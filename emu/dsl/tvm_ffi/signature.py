@@ -12,11 +12,14 @@ which it does not state, comes from the internal launch function's mangled name 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from itertools import permutations
 from typing import NamedTuple
 
-from ..launch.mangled import DTYPES, MANGLED_NAME_LIMIT
+from ..launch.mangled import MANGLED_NAME_LIMIT, layout_words
 
 CALLING = " when calling: `"
+MAX_RANK = 6                  # stride orders tried: every permutation of up to 6 modes (720)
 
 
 class TvmFfiParam(NamedTuple):
@@ -31,21 +34,45 @@ class TvmFfiParam(NamedTuple):
 
 
 def signature_text(sections, name: str) -> str | None:
-    """`name(...)` as the entry quotes it, searched in the object's sections (`(name, data)` pairs)."""
-    needle = f"{CALLING}{name}(".encode()
+    """The signature the entry quotes, searched in the object's sections' bytes: the one of `name(...)`, else the
+    only one the object holds (the DSL quotes the Python function's name: `__call__` for a class's kernel, not
+    the export's); None when there is none, or several and none of `name`."""
+    quoted: list[str] = []
+    needle = CALLING.encode()
     for data in sections:
         at = data.find(needle)
-        if at >= 0:
+        while at >= 0:
             end = data.find(b"`", at + len(needle))
-            if end > 0:
-                return data[at + len(CALLING):end].decode("utf-8", "replace")
-    return None
+            if end < 0:
+                break
+            text = data[at + len(needle):end].decode("utf-8", "replace")
+            if "(" in text and text.endswith(")") and text not in quoted:
+                quoted.append(text)
+            at = data.find(needle, end)
+    own = [text for text in quoted if text.startswith(f"{name}(")]
+    return own[0] if own else quoted[0] if len(quoted) == 1 else None
+
+
+_DEVICE_CHECK = re.compile(rb", expected device_type=(\w+)\0")
+
+
+def expected_device_type(sections) -> str | None:
+    """The device type the entry's tensor checks expect (", expected device_type=cpu"), when they expect one
+    only: a tensor made from a CPU torch tensor is compiled for the CPU; None when none or several."""
+    found = {m.group(1).decode() for data in sections for m in _DEVICE_CHECK.finditer(data)}
+    return found.pop() if len(found) == 1 else None
 
 
 def parse_signature(text: str) -> list[TvmFfiParam]:
     """The parameters of `name(a: T, ...)`; a type emu does not know is kind `unknown`, never guessed."""
+    return list(_parsed(text))
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[TvmFfiParam, ...]:
+    """Read once per signature: a run calls its export as often as a scenario says."""
     body = text[text.index("(") + 1:text.rindex(")")]
-    return [_param(part) for part in _split(body) if part.strip()]
+    return tuple(_param(part) for part in _split(body) if part.strip())
 
 
 def _split(body: str) -> list[str]:
@@ -90,50 +117,63 @@ def _param(part: str) -> TvmFfiParam:
     return TvmFfiParam(name, kind, type_text)
 
 
-_LAYOUT_WORD = re.compile(r"(?:i64|div\d+|\d+)+")
-
-
-def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> str | None:
-    """Whether the tensor was compiled row-major ("C") or column-major ("F"), from its part of the mangled
-    name (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major);
-    None when the name does not say (a tensor not made fake, a name cut at 180 characters, or words that
-    read both ways)."""
-    if internal_function is None or len(param.shape) < 2:
+def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> tuple[int, ...] | None:
+    """The order of the tensor's modes from fastest to slowest that its part of the mangled name allows
+    (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major, (0, 1)),
+    row-major first when several do (dynamic strides are not checked, so any of them passes); None when the
+    name does not say (a tensor not made fake, a name cut at 180 characters, or no order fits)."""
+    rank = len(param.shape)
+    if internal_function is None or rank < 2 or rank > MAX_RANK:
         return None
     tokens = re.split(r"_(?=FakeTensor)", internal_function)[1:]
     if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1
                                        and len(internal_function) >= MANGLED_NAME_LIMIT):
         return None
-    body = tokens[tensor_index][len("FakeTensor"):]
-    dtype = max((d for d in DTYPES if body.startswith(d)), key=len, default=None)
-    if dtype is None:
+    found = layout_words(tokens[tensor_index])
+    if found is None:
         return None
-    words = body[len(dtype):].lstrip("_").split("_")
-    count = 0
-    while count < len(words) and _LAYOUT_WORD.fullmatch(words[count]):
-        count += 1
+    words, count = found
+    orders = [tuple(range(rank - 1, -1, -1)), tuple(range(rank))]
+    orders += [order for order in permutations(range(rank)) if order not in orders]
     for end in range(count, 0, -1):          # a constexpr after the tensor (`_128`) may follow its words
         text = "".join(words[:end])
-        orders = {order for order in ("C", "F") if _reads_as(text, _modes(param, order))}
-        if orders:
-            return orders.pop() if len(orders) == 1 else None
+        fitting = [order for order in orders if _reads_as(text, _modes(param, order))]
+        if fitting:
+            return fitting[0]
     return None
 
 
-def compact_strides(extents: list[int], order: str) -> list[int]:
-    """The compact strides of `extents`, row-major ("C": the last extent contiguous) or column-major ("F")."""
+def tensor_orders(params: list[TvmFfiParam], internal_function: str | None) -> list[tuple[int, ...] | None]:
+    """Each tensor parameter's `stride_order`, in order; a tensor whose part of the name is cut off or missing
+    takes the order of the last tensor of its rank that has one (a GEMM's operands share their layout), else None."""
+    tensors = [p for p in params if p.kind == "tensor"]
+    orders = [stride_order(internal_function, index, param) for index, param in enumerate(tensors)]
+    last: dict[int, tuple[int, ...]] = {}
+    for index, param in enumerate(tensors):
+        if orders[index] is None:
+            orders[index] = last.get(len(param.shape))
+        elif orders[index] is not None:
+            last[len(param.shape)] = orders[index]
+    return orders
+
+
+def compact_strides(extents: list[int], order: tuple[int, ...] | None) -> list[int]:
+    """The compact strides of `extents` with modes laid out fastest first in `order` (None: row-major, the
+    last extent contiguous)."""
+    order = tuple(range(len(extents) - 1, -1, -1)) if order is None else order
     strides, running = [0] * len(extents), 1
-    for d in (range(len(extents) - 1, -1, -1) if order == "C" else range(len(extents))):
+    for d in order:
         strides[d], running = running, running * extents[d]
     return strides
 
 
-def _modes(param: TvmFfiParam, order: str) -> list[tuple[str, int | None]]:
-    """What the name spells for this tensor in `order`: each extent, then each stride, static ("s", value)
-    or dynamic ("d", None); a stride is static when every extent inside it is."""
+def _modes(param: TvmFfiParam, order: tuple[int, ...]) -> list[tuple[str, int | None]]:
+    """What the name spells for this tensor laid out in `order`: each extent, then each stride, static
+    ("s", value) or dynamic ("d", None); a stride is static when every extent inside it is."""
     static = [e if isinstance(e, int) else None for e in param.shape]
-    strides, running = [None] * len(static), 1
-    for d in (range(len(static) - 1, -1, -1) if order == "C" else range(len(static))):
+    strides: list[int | None] = [None] * len(static)
+    running: int | None = 1
+    for d in order:
         strides[d] = running
         running = running * static[d] if (running is not None and static[d] is not None) else None
     return [("s", v) if v is not None else ("d", None) for v in static + strides]

@@ -62,13 +62,18 @@ def _set_raised_parts(state: TvmFfiState, uc, call) -> tuple[int, dict]:
     return 0, {"message": message}
 
 
-def _set_raised_cuda_error(state: TvmFfiState, uc, call) -> tuple[int, dict]:
-    """libcute_dsl_runtime.so: snprintf("%d") of the code, then set_error_parts("CUDADialectError",
-    {"CUDA Error Code: ", code}, 2); a NULL setter raises nothing."""
+def _set_raised_cuda_error(state: TvmFfiState, call, guest):
+    """libcute_dsl_runtime.so: snprintf(buf, 32, "%d", error), then set_error_parts("CUDADialectError",
+    {"CUDA Error Code: ", buf}, 2), called in the guest (the setter the object passes is its own import of
+    TVMFFIErrorSetRaisedFromCStrParts, which stores the error); a NULL setter raises nothing."""
     if call.set_error_parts == 0:
         return 0, {}
-    state.raised = {"kind": CUDA_ERROR_KIND, "message": f"{CUDA_ERROR_PREFIX}{call.error}"}
-    return 0, {"message": state.raised["message"]}
+    kind = guest.local(CUDA_ERROR_KIND.encode() + b"\0")
+    prefix = guest.local(CUDA_ERROR_PREFIX.encode() + b"\0")
+    number = guest.local(str(call.error).encode()[:31] + b"\0")
+    parts = guest.local(struct.pack("<2Q", prefix, number))
+    yield guest.call("set_error_parts", call.set_error_parts, kind, parts, 2)
+    return 0, {}
 
 
 TVM_FFI_BEHAVIOURS = {

@@ -1,0 +1,87 @@
+"""Scenarios, `trace --args FILE` and `check DIR` on TVM-FFI objects: the argument form of emu.dsl.tvm_ffi.arguments
+everywhere, `returns: {tvm_ffi: N}` and `raises:` expectations, several calls in one process."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import emu
+from conftest import ROOT, fixture, run_cli
+
+DATA = ROOT / "tests" / "data" / "tvm_ffi"
+WRONG_TYPE = ("Mismatched type on argument #0 when calling: `vec_scale(x: Tensor([n0], float32), s: float32, "
+              "stream: Stream)`, expected Tensor")
+
+
+def test_the_committed_scenario_passes_with_the_objects_own_error():
+    result = run_cli("run", str(DATA / "vec_scale_errors.yaml"))
+    assert result.code == 0, result.out
+    assert f"raised TypeError: {WRONG_TYPE}" in result.out and "PASS raises" in result.out
+
+
+def test_raises_fails_with_what_was_raised_and_a_substring_form_holds(tmp_path):
+    base = (f"objects: [{DATA / 'vec_scale.o'}]\nentries:\n  - tvm_ffi: {{export: vec_scale, args: [{{int: 3}}, "
+            "{float: 2.0}, {stream: 0x5000}]}\n")
+    (tmp_path / "contains.yaml").write_text(base + "expect:\n  raises: {kind: TypeError, message_contains: expected Tensor}\n")
+    (tmp_path / "wrong.yaml").write_text(base + "expect:\n  raises: {kind: ValueError, message: nope}\n")
+    (tmp_path / "nothing.yaml").write_text(base + "expect:\n  raises: nothing\n  returns: {tvm_ffi: 0}\n")
+    assert run_cli("run", str(tmp_path / "contains.yaml")).code == 0
+    wrong = run_cli("run", str(tmp_path / "wrong.yaml"))
+    assert wrong.code == 1 and f"- tvm_ffi -> ValueError: nope, got TypeError: {WRONG_TYPE}" in wrong.out
+    nothing = run_cli("run", str(tmp_path / "nothing.yaml"))
+    assert nothing.code == 1 and "-> 0, got -1" in nothing.out and "got TypeError" in nothing.out
+
+
+def test_a_tvm_ffi_entry_on_a_cute_abi_export_is_refused_with_its_line(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"objects: [{fixture('x86_64', 'carveout_25')}]\nentries: [tvm_ffi]\n")
+    result = run_cli("run", str(scenario))
+    assert result.code == 2 and "has no __tvm_ffi_<name> entry" in result.err and "line 2" in result.err
+
+
+def test_trace_args_file_yaml_or_json_and_its_json_record(tmp_path):
+    listed = [{"tensor": {"dtype": "float32", "shape": [256], "strides": [1], "data": 0x7F00_0000_0000}},
+              {"float": 0.5}, {"stream": 0x5000}]
+    (tmp_path / "args.json").write_text(json.dumps({"args": listed}))
+    (tmp_path / "args.yaml").write_text("- {tensor: {dtype: float32, shape: [256], strides: [1], data: 0x7f0000000000}}\n"
+                                        "- {float: 0.5}\n- {stream: 0x5000}\n")
+    runs = [run_cli("trace", "--json", str(DATA / "vec_scale.o"), "--args", str(tmp_path / name)).json()[0]
+            for name in ("args.json", "args.yaml")]
+    assert runs[0]["entries"] == runs[1]["entries"]
+    entry, end = runs[0]["entries"]
+    assert (entry["entry"], entry["returned"], entry["raised"], end["entry"]) == ("tvm_ffi", 0, None, "process_exit")
+    assert entry["launch"]["args"][0]["tensor"]["shape"] == [256] and entry["launch"]["given"] is True
+    launch = next(c for c in runs[0]["calls"] if c["symbol"] == "_cudaLaunchKernelEx")
+    assert launch["args"]["config"]["gridDim"] == [2, 1, 1]          # (256 + 127) // 128 blocks
+    (tmp_path / "bad.yaml").write_text("- {tensor: {dtype: float32}}\n")
+    bad = run_cli("trace", str(DATA / "vec_scale.o"), "--args", str(tmp_path / "bad.yaml"))
+    assert bad.code == 2 and "TVM-FFI argument #0" in bad.err and "shape" in bad.err and "Traceback" not in bad.err
+
+
+def test_check_a_cache_folder_of_tvm_ffi_objects(tmp_path):
+    """A quack-style cache: one TVM-FFI object per compiled configuration, in nested folders."""
+    for name in ("vec_scale", "pair_add"):
+        (tmp_path / name).mkdir()
+        shutil.copy(DATA / f"{name}.o", tmp_path / name / "sm90_abc123.o")
+    result = run_cli("check", "--json", str(tmp_path))
+    assert result.code == 0, result.out
+    checked = result.json()["objects"]
+    assert [c["metadata"] for c in checked] == ["none by design (TVM-FFI)"] * 2
+    assert [(c["loaders"][0]["entry"], c["loaders"][0]["returned"], c["loaders"][0]["raised"]) for c in checked] == \
+        [("tvm_ffi", 0, None)] * 2 and all(c["findings"] == [] for c in checked)
+    text = run_cli("check", str(tmp_path)).out
+    assert "attributes not checked: a TVM-FFI export has no kernel_info" in text and "4.3" not in text
+
+
+def test_the_api_runs_the_default_call_and_given_ones():
+    run = emu.trace(DATA / "vec_scale.o")
+    assert [e.entry for e in run.entries] == ["tvm_ffi", "process_exit"] and run.entries[0].returned == 0
+    assert run.format_warning is None and [c.symbol for c in run.calls[-2:]] == ["cudaLibraryUnload", "cuda_dialect_unload_library_once"]
+    given = emu.trace(DATA / "vec_scale.o", launch_args=[{"int": 1}, {"float": 1.0}, None])
+    assert given.entries[0].raised["kind"] == "TypeError"
+
+
+def test_arguments_by_name_for_a_tvm_ffi_export_are_bad_input_not_a_crash():
+    result = run_cli("trace", str(DATA / "vec_scale.o"), "--arg", "x=1")
+    assert result.code == 2 and "a TVM-FFI export takes its arguments as one positional list" in result.err
+    assert "internal error" not in result.err
