@@ -110,10 +110,8 @@ def build(obj: Path, work: Path, libs: dict) -> Path:
     subprocess.run(["ar", "x", str(libs["dsl_lib"] / "libcuda_dialect_runtime_static.a"), "tvm_ffi_extension.c.o"],
                    cwd=work, check=True, capture_output=True)
     exe = work / "harness"
-    sizes = {f.name: f.size for f in native_harness.defined_functions(work / "tvm_ffi_extension.c.o")}
     command = ["cc", "-O0", "-w", f"-DENTRY=__tvm_ffi_{entry_name(obj)}",
-               f"-DINIT_ONCE_SIZE={sizes['cuda_dialect_init_library_once']}",
-               f"-DUNLOAD_ONCE_SIZE={sizes['cuda_dialect_unload_library_once']}", "-I", str(NATIVE), "-I", str(STUBS),
+               "-I", str(NATIVE), "-I", str(STUBS),
                "-I", str(STUBS / "include"), "-I", str(libs["tvm_ffi_include"]), "-o", str(exe),
                str(NATIVE / "harness.c"), str(work / "tables.c"), str(work / "runtime.c"), str(obj),
                str(work / "tvm_ffi_extension.c.o"), f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-L{libs['dsl_lib']}",
@@ -201,36 +199,58 @@ def comparable(record: dict) -> dict:
     return event
 
 
+# where handles appear: the outputs that hand one out, the arguments that name one
+HANDLE_OUTPUTS = {"_cudaLibraryLoadData": "library", "_cudaLibraryGetKernel": "pKernel"}
+HANDLE_ARGS = ("library", "kernel", "func")
+
+
+def named_handles(events: list[dict]) -> list[dict]:
+    """Library and kernel handles as "handle N", N counting the handles in the order they were handed out.
+    A handle is opaque; the stubs and emu number theirs from one counter, which they advance differently where
+    an H200 refuses a binary (the stubs, told to fail the lookups, still register the kernels; emu's h200 does not)."""
+    names: dict[int, str] = {}
+    out = []
+    for event in events:
+        if event["kind"] == "call":
+            event = {**event, "args": dict(event["args"]), "outputs": dict(event["outputs"])}
+            for key in HANDLE_ARGS:
+                if key in event["args"] and event["args"][key] in names:
+                    event["args"][key] = names[event["args"][key]]
+            field = HANDLE_OUTPUTS.get(event["symbol"])
+            if field in event["outputs"]:
+                handle = event["outputs"][field]
+                event["outputs"][field] = names.setdefault(handle, f"handle {len(names) + 1}")
+        out.append(event)
+    return out
+
+
 def argument_sets(key: str) -> list[dict]:
     return json.loads((NATIVE / "argsets" / f"{key}.json").read_text())
 
 
 def native_events(run: dict) -> list[dict]:
     """A native run as comparable events: calls (native_harness.comparable_call: out-parameters as outputs,
-    pointers as null / non-null), each entry call's return and raised error, and a crash's address and
-    location. Lines
-    printed after main returned (the object's destructor: cuda_dialect_unload_library_once, cudaLibraryUnload)
-    are left out: emu does not run a process exit."""
+    pointers as null / non-null, library and kernel handles named by `named_handles`), each entry call's return
+    and raised error, and a crash's address and location. The lines printed after main returned (the object's
+    destructor: cuda_dialect_unload_library_once, cudaLibraryUnload) are emu's `process_exit` entry, which
+    returns 0 when the process exits normally."""
     events = []
     for line in run["lines"]:
         if line["kind"] == "tvm_ffi":
             events.append({"kind": "entry", "entry": "tvm_ffi", "returned": line["returned"], "raised": line["raised"]})
         elif line["kind"] == "signal":
             events.append({"kind": "crash", "address": line["address"], "location": line["location"]})
-        elif line["entry"]:
-            events.append(comparable(line))
-    return events
-
-
-def at_exit(run: dict) -> list[dict]:
-    """The calls the object's destructor made after main returned."""
-    return [comparable(line) for line in run["lines"] if line["kind"] == "call" and not line["entry"]]
+        else:
+            events.append(comparable({**line, "entry": line["entry"] or "process_exit"}))
+    if run["exit"] == 0:
+        events.append({"kind": "entry", "entry": "process_exit", "returned": 0, "raised": None})
+    return named_handles(events)
 
 
 def emu_run(obj: Path, argset: dict):
     """emu's run of one argument set under the stubs' runtime (native_harness.runtime_config: 2 devices,
     attribute 97 = 232448, kernel i's static shared memory 1024 * (i + 1), the set's injected errors), on
-    the profile whose device runs the object's cubin, the entry called `calls` times. A set with `profile`
+    the profile whose device runs the object's cubin, the entry called `calls` times, then the process exit. A set with `profile`
     runs on that profile with nothing injected: the native run's injections stand for that device."""
     from emu.cuda.object_profile import profile_for_object
     from emu.dsl.entries import EntrySpec
@@ -242,7 +262,7 @@ def emu_run(obj: Path, argset: dict):
                                                profile_for_object(str(obj)))
     env = {int(device): int(handle) for device, handle in (argset.get("env_stream") or {}).items()}
     entry = EntrySpec(name="tvm_ffi", args=argset["args"], env_stream=env or None)
-    return run_object(str(obj), config=config, entries=[entry] * argset.get("calls", 1))
+    return run_object(str(obj), config=config, entries=[entry] * argset.get("calls", 1) + [EntrySpec(name="process_exit")])
 
 
 def emu_events(run) -> list[dict]:
@@ -253,8 +273,9 @@ def emu_events(run) -> list[dict]:
         events += [comparable(call.model_dump()) for call in run.calls[entry.first_call:entry.end_call]]
         if entry.fault is not None and entry.fault.kind in MEMORY_FAULTS:
             events.append({"kind": "crash", "address": entry.fault.address, "location": entry.fault.location})
+            break                                       # the process died: nothing after it runs
         elif entry.fault is not None:
             events.append({"kind": "fault", "fault": f"{entry.fault.kind}: {entry.fault.message}"})
         else:
             events.append({"kind": "entry", "entry": entry.entry, "returned": entry.returned, "raised": entry.raised})
-    return events
+    return named_handles(events)
