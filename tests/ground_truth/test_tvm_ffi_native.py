@@ -17,9 +17,6 @@ natively, emu's `process_exit` entry.
 
 Live: where `cc`, the apache-tvm-ffi wheel and nvidia-cutlass-dsl are installed (CI installs them with the
 `dsl` extra) the harness is rebuilt and every set rerun, and must reproduce the committed trace.
-
-Differences found and understood, each a strict xfail naming what emu would have to change (KNOWN): when emu
-changes, the test passes, the xfail fails, and the entry must go.
 """
 from __future__ import annotations
 
@@ -44,19 +41,6 @@ MANIFEST = json.loads((native.FIXTURES / "MANIFEST.json").read_text())
 OBJECTS = {native.key(entry["path"]): native.FIXTURES / entry["path"] for entry in MANIFEST["objects"]}
 CASES = [(key, run["name"]) for key in OBJECTS for run in native.committed(key)]
 
-_AVX512 = ("the host code uses AVX-512 mask instructions (kunpckbw k0, k1, k0), which Unicorn cannot carry out, and "
-           "TVM-FFI objects are host-native (the DSL refuses --host-target for them): no portable rebuild exists")
-# (key, argument set) -> ("calls": only the call list differs, or "outcome": the result does too; why emu differs)
-KNOWN = {("fa4_forward_sm90", name): ("outcome", _AVX512) for name in ("well_formed", "called_twice", "two_devices")}
-
-
-def _params(kinds: tuple[str, ...]):
-    return [pytest.param(key, name, id=f"{key}-{name}",
-                         marks=[pytest.mark.xfail(strict=True, reason=KNOWN[key, name][1])]
-                         if KNOWN.get((key, name), ("",))[0] in kinds else [])
-            for key, name in CASES]
-
-
 @functools.lru_cache(maxsize=None)
 def _runs(key: str, name: str) -> tuple[list[dict], list[dict]]:
     """(emu's events, the committed native run's events) of one argument set."""
@@ -65,7 +49,7 @@ def _runs(key: str, name: str) -> tuple[list[dict], list[dict]]:
 
 
 @pytest.mark.oracle(oracles.NATIVE)
-@pytest.mark.parametrize("key, name", _params(("calls", "outcome")))
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
 def test_emu_makes_the_native_calls(key, name):
     emu, recorded = _runs(key, name)
     difference = first_difference(emu, recorded)
@@ -73,7 +57,7 @@ def test_emu_makes_the_native_calls(key, name):
 
 
 @pytest.mark.oracle(oracles.TVM_FFI)
-@pytest.mark.parametrize("key, name", _params(("outcome",)))
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
 def test_emu_returns_and_raises_what_the_native_run_did(key, name):
     """Return codes and raised errors (kind, message) of every call, and where a crash happened."""
     emu, recorded = _runs(key, name)
