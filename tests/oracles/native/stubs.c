@@ -27,6 +27,7 @@ enum { FA_SHARED_SIZE = 1, FA_MAX_DYNAMIC_SHARED = 8, FA_CARVEOUT = 9, FA_CLUSTE
 #define MAX_LIBRARIES 64
 
 const char *gt_current_entry = "";
+int gt_current_device = CURRENT_DEVICE;       /* _cudaSetDevice changes it */
 static uint64_t next_handle = 0x10000;          /* emu's fresh handles: 0x10010, 0x10020, ... */
 
 struct kernel { uint64_t handle; int index; int64_t attrs[DEVICE_COUNT ? DEVICE_COUNT : 1][NUM_FUNC_ATTRIBUTES]; };
@@ -118,7 +119,7 @@ static int injected(const char *symbol) {
 }
 
 /* ---- printing ------------------------------------------------------------------------------ */
-static void print_string(const char *text) {
+void gt_print_string(const char *text) {
     if (!text) { fputs("null", stdout); return; }
     putchar('"');
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
@@ -131,7 +132,7 @@ static void print_string(const char *text) {
 
 /* function+offset inside the object, like emu's trace; a return address outside the object is the
    entry's own return site: the object tail-called the stub (emu's "entry (tail call)"). */
-static const char *caller_name(const void *return_address) {
+const char *gt_caller_name(const void *return_address) {
     static char text[256];
     uintptr_t address = (uintptr_t)return_address;
     for (int i = 0; i < gt_object_function_count; i++) {
@@ -144,24 +145,35 @@ static const char *caller_name(const void *return_address) {
     return "entry (tail call)";
 }
 
-#define CALLER() caller_name(__builtin_return_address(0))
+#define CALLER() gt_caller_name(__builtin_return_address(0))
 #define U64(x) ((unsigned long long)(uintptr_t)(x))
 
-static void call_head(const char *symbol, const char *caller) {
+void gt_call_head(const char *symbol, const char *caller) {
     printf("{\"kind\": \"call\", \"entry\": ");
-    print_string(gt_current_entry);
+    gt_print_string(gt_current_entry);
     printf(", \"symbol\": \"%s\", \"caller\": ", symbol);
-    print_string(caller);
+    gt_print_string(caller);
 }
 
 /* ---- the wrappers the objects call ---------------------------------------------------------- */
 int _cudaGetDevice(int *device) {
     const char *caller = CALLER();
     int ret = injected("_cudaGetDevice");
-    call_head("_cudaGetDevice", caller);
+    gt_call_head("_cudaGetDevice", caller);
     printf(", \"args\": {}, \"outputs\": {");
-    if (!ret && device) { *device = CURRENT_DEVICE; printf("\"device\": %d", CURRENT_DEVICE); }
+    if (!ret && device) { *device = gt_current_device; printf("\"device\": %d", gt_current_device); }
     printf("}, \"ret\": %d}\n", ret);
+    return ret;
+}
+
+int _cudaSetDevice(int device) {
+    const char *caller = CALLER();
+    int ret = injected("_cudaSetDevice");
+    if (ret) {}
+    else if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
+    else gt_current_device = device;
+    gt_call_head("_cudaSetDevice", caller);
+    printf(", \"args\": {\"device\": %d}, \"outputs\": {}, \"ret\": %d}\n", device, ret);
     return ret;
 }
 
@@ -172,7 +184,7 @@ int _cudaDeviceGetAttribute(int *value, int attr, int device) {
     else if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
     else if (!device_attribute(attr, &answer)) ret = ERR_INVALID_VALUE;
     else if (value) { *value = answer; written = 1; }
-    call_head("_cudaDeviceGetAttribute", caller);
+    gt_call_head("_cudaDeviceGetAttribute", caller);
     printf(", \"args\": {\"attr\": %d, \"device\": %d}, \"outputs\": {", attr, device);
     if (written) printf("\"value\": %d", answer);
     printf("}, \"ret\": %d}\n", ret);
@@ -192,7 +204,7 @@ int _cudaLibraryLoadData(void **library, const void *code, void *jitOptions, voi
         gt_register_library(handle, -1);
         if (library) { *library = (void *)(uintptr_t)handle; written = 1; }
     }
-    call_head("_cudaLibraryLoadData", caller);
+    gt_call_head("_cudaLibraryLoadData", caller);
     printf(", \"args\": {\"code\": %llu, \"jitOptions\": %llu, \"jitOptionsValues\": %llu, \"numJitOptions\": %u, "
            "\"libraryOptions\": %llu, \"libraryOptionValues\": %llu, \"numLibraryOptions\": %u}, \"outputs\": {",
            U64(code), U64(jitOptions), U64(jitOptionsValues), numJitOptions, U64(libraryOptions),
@@ -215,9 +227,9 @@ int _cudaLibraryGetKernel(void **pKernel, void *library, const char *name) {
             if (strcmp(name, gt_kernel_names[i]) == 0) { handle = found->kernels[i].handle; ret = 0; }
         if (ret == 0 && pKernel) { *pKernel = (void *)(uintptr_t)handle; written = 1; }
     }
-    call_head("_cudaLibraryGetKernel", caller);
+    gt_call_head("_cudaLibraryGetKernel", caller);
     printf(", \"args\": {\"library\": %llu, \"name\": ", U64(library));
-    print_string(name);
+    gt_print_string(name);
     printf("}, \"outputs\": {");
     if (written) printf("\"pKernel\": %llu", (unsigned long long)handle);
     printf("}, \"ret\": %d}\n", ret);
@@ -236,7 +248,7 @@ int _cuKernelGetAttribute(int *pi, int attrib, void *kernel, int dev) {
         answer = (int)found->attrs[dev][attrib];
         if (pi) { *pi = answer; written = 1; }
     }
-    call_head("_cuKernelGetAttribute", caller);
+    gt_call_head("_cuKernelGetAttribute", caller);
     printf(", \"args\": {\"attrib\": %d, \"kernel\": %llu, \"dev\": %d}, \"outputs\": {", attrib, U64(kernel), dev);
     if (written) printf("\"pi\": %d", answer);
     printf("}, \"ret\": %d}\n", ret);
@@ -249,9 +261,9 @@ int _cudaFuncSetAttribute(const void *func, int attr, int value) {
     struct kernel *found = find_kernel(U64(func));
     if (ret) {}
     else if (!found) ret = ERR_INVALID_DEVICE_FUNCTION;
-    else if (!valid_device(CURRENT_DEVICE)) ret = ERR_INVALID_DEVICE;
-    else ret = set_attribute(found, attr, value, CURRENT_DEVICE);
-    call_head("_cudaFuncSetAttribute", caller);
+    else if (!valid_device(gt_current_device)) ret = ERR_INVALID_DEVICE;
+    else ret = set_attribute(found, attr, value, gt_current_device);
+    gt_call_head("_cudaFuncSetAttribute", caller);
     printf(", \"args\": {\"func\": %llu, \"attr\": %d, \"value\": %d}, \"outputs\": {}, \"ret\": %d}\n",
            U64(func), attr, value, ret);
     return ret;
@@ -265,7 +277,7 @@ int _cudaKernelSetAttributeForDevice(void *kernel, int attr, int value, int devi
     else if (!valid_device(device)) ret = ERR_INVALID_DEVICE;
     else if (!found) ret = ERR_INVALID_RESOURCE_HANDLE;
     else ret = set_attribute(found, attr, value, device);
-    call_head("_cudaKernelSetAttributeForDevice", caller);
+    gt_call_head("_cudaKernelSetAttributeForDevice", caller);
     printf(", \"args\": {\"kernel\": %llu, \"attr\": %d, \"value\": %d, \"device\": %d}, \"outputs\": {}, \"ret\": %d}\n",
            U64(kernel), attr, value, device, ret);
     return ret;
@@ -320,10 +332,10 @@ int _cudaLaunchKernelEx(const struct launch_config *config, const void *func, vo
         const uint32_t *g = config->grid, *b = config->block;
         if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2] || (uint64_t)b[0] * b[1] * b[2] > (uint64_t)max_threads)
             ret = ERR_INVALID_CONFIGURATION;
-        else if ((int64_t)config->dynamicSmemBytes > found->attrs[CURRENT_DEVICE][FA_MAX_DYNAMIC_SHARED])
+        else if ((int64_t)config->dynamicSmemBytes > found->attrs[gt_current_device][FA_MAX_DYNAMIC_SHARED])
             ret = ERR_INVALID_VALUE;
     }
-    call_head("_cudaLaunchKernelEx", caller);
+    gt_call_head("_cudaLaunchKernelEx", caller);
     printf(", \"args\": {\"config\": ");
     if (!config) printf("0");
     else {
@@ -344,7 +356,7 @@ int _cudaLaunchKernelEx(const struct launch_config *config, const void *func, vo
 
 /* ---- what the export header calls itself ----------------------------------------------------- */
 cudaError_t cudaGetDeviceCount(int *count) {
-    call_head("cudaGetDeviceCount", "header Kernel_Module_Load");
+    gt_call_head("cudaGetDeviceCount", "header Kernel_Module_Load");
     printf(", \"args\": {}, \"outputs\": {");
     if (count) { *count = DEVICE_COUNT; printf("\"count\": %d", DEVICE_COUNT); }
     printf("}, \"ret\": 0}\n");
@@ -364,7 +376,7 @@ const char *gt_enter(const char *entry) {
 
 void gt_leave(const char *saved, const char *args_json, long returned) {
     printf("{\"kind\": \"entry\", \"entry\": ");
-    print_string(gt_current_entry);
+    gt_print_string(gt_current_entry);
     printf(", \"args\": %s, \"returned\": %ld}\n", args_json, returned);
     gt_current_entry = saved;
 }

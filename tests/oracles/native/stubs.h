@@ -22,6 +22,10 @@ extern const int gt_device_attribute_count;
 
 /* Defined by stubs.c. */
 extern const char *gt_current_entry;
+extern int gt_current_device;
+void gt_print_string(const char *text);                       /* a JSON string, or null */
+const char *gt_caller_name(const void *return_address);       /* function+offset inside the object */
+void gt_call_head(const char *symbol, const char *caller);    /* a call line up to its caller */
 void gt_register_library(uint64_t handle, int64_t first_kernel);
 void gt_parse_injection(const char *text);
 const char *gt_enter(const char *entry);

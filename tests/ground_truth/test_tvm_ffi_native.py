@@ -1,0 +1,128 @@
+"""Ground truth for TVM-FFI exports: emu calls `__tvm_ffi_<name>` as the native harness did, call for call.
+
+tests/fixtures/tvm_ffi/native/traces/ holds, for every TVM-FFI fixture (own kernels per argument kind,
+CUTLASS / quack-kernels / flash-attn-4 kernels, quack's own cache folder) and every argument set of
+native/argsets/ (well-formed, each ill-formed check the generated entry makes, two calls in one process,
+2 devices, a NULL strides pointer, the sm_100a load failures: the load refused, and the H200's own answer, which
+emu gives from its h200 profile with nothing injected), the run of a C harness linked with the recording
+CUDA stubs (tests/oracles/native/stubs.c), the REAL libtvm_ffi.so, the REAL cuda_dialect_init_library_once and
+the REAL CuteDSLRT_TVMFFISetRaisedCudaError (tests/oracles/tvm_ffi_native.py). emu runs the same set under the
+stubs' runtime (native_harness.runtime_config); compared:
+- every call: symbol, caller, arguments by their stub model (pointers as null / non-null), outputs, return code;
+- every entry call's return code and raised error, kind and message word for word (the library's own text);
+- a crash (the entry reads `strides` without a NULL check): emu faults at the same instruction
+  (function+offset) on the same address the native process died of SIGSEGV at.
+After the calls, the process exit: the object's destructor (cuda_dialect_unload_library_once, cudaLibraryUnload)
+natively, emu's `process_exit` entry.
+
+Live: where `cc`, the apache-tvm-ffi wheel and nvidia-cutlass-dsl are installed (CI installs them with the
+`dsl` extra) the harness is rebuilt and every set rerun, and must reproduce the committed trace.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests import oracles
+from tests.oracles import tvm_ffi_native as native
+from tests.oracles.native_harness import first_difference
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = json.loads((native.FIXTURES / "MANIFEST.json").read_text())
+OBJECTS = {native.key(entry["path"]): native.FIXTURES / entry["path"] for entry in MANIFEST["objects"]}
+CASES = [(key, run["name"]) for key in OBJECTS for run in native.committed(key)]
+
+@functools.lru_cache(maxsize=None)
+def _runs(key: str, name: str) -> tuple[list[dict], list[dict]]:
+    """(emu's events, the committed native run's events) of one argument set."""
+    argset = next(run for run in native.committed(key) if run["name"] == name)
+    return native.emu_events(native.emu_run(OBJECTS[key], argset)), native.native_events(argset["native"])
+
+
+@pytest.mark.oracle(oracles.NATIVE)
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
+def test_emu_makes_the_native_calls(key, name):
+    emu, recorded = _runs(key, name)
+    difference = first_difference(emu, recorded)
+    assert difference is None, f"{key} {name}: {difference}"
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
+def test_emu_returns_and_raises_what_the_native_run_did(key, name):
+    """Return codes and raised errors (kind, message) of every call, and where a crash happened."""
+    emu, recorded = _runs(key, name)
+    outcome = [e for e in emu if e["kind"] != "call"]
+    assert outcome == [e for e in recorded if e["kind"] != "call"], f"{key} {name}"
+
+
+def test_argument_sets_cover_every_check():
+    """Every object has the well-formed set, the ill-formed ones and the crash; the sm_100a one the load failure."""
+    required = {"well_formed", "called_twice", "wrong_dtype", "wrong_rank", "wrong_device_type", "device_index_absent",
+                "misaligned_data", "wrong_stride", "too_few", "too_many", "int_for_tensor", "none_for_tensor",
+                "strides_null"}
+    for key in OBJECTS:
+        names = {run["name"] for run in native.committed(key)}
+        assert required <= names, (key, required - names)
+    everything = {name for _, name in CASES}
+    assert {"two_devices", "device_index_mismatch", "shared_extent_mismatch", "wrong_static_extent", "load_failure",
+            "h200_refuses_sm100a"} <= everything
+    results = {name: [line for line in run["native"]["lines"] if line["kind"] != "call"]
+               for name, run in ((run["name"], run) for run in native.committed("quack_softmax"))}
+    for name in ("load_failure", "h200_refuses_sm100a"):
+        assert [r["raised"]["kind"] for r in results[name]] == ["RuntimeError", "RuntimeError"], name
+    assert results["strides_null"][-1]["kind"] == "signal"
+
+
+def test_traces_are_of_the_committed_objects():
+    for entry in MANIFEST["objects"]:
+        trace = json.loads((native.NATIVE / "traces" / f"{native.key(entry['path'])}.json").read_text())
+        obj = native.FIXTURES / entry["path"]
+        assert trace["object"] == entry["path"]
+        assert trace["sha256"] == entry["sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("key", list(OBJECTS))
+def test_native_trace_is_reproduced(key):
+    """Live: rebuild the harness against the installed libtvm_ffi.so and DSL runtime, rerun every set."""
+    if not native.available():
+        pytest.skip("needs cc, the apache-tvm-ffi wheel and nvidia-cutlass-dsl (the dsl extra)")
+    committed = native.committed(key)
+    with tempfile.TemporaryDirectory(prefix="tvm-ffi-live-") as work:
+        exe = native.build(OBJECTS[key], Path(work), native.libraries())
+        # each set is a fresh process; libtvm_ffi.so spends ~0.15 s of it on its first error's backtrace
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            lives = list(pool.map(lambda argset: native.run(exe, argset), committed))
+    illegal = [argset["name"] for argset, live in zip(committed, lives) if live.get("signal") == "SIGILL"]
+    if illegal:          # host-native code built on an AVX-512 machine (MANIFEST.json's built_on)
+        pytest.skip(f"this CPU cannot execute {key}'s host code (SIGILL in {', '.join(illegal)})")
+    for argset, live in zip(committed, lives):
+        assert native.native_events(live) == native.native_events(argset["native"]), f"{key} {argset['name']}"
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+@pytest.mark.parametrize("name", ["wrong_dtype", "shared_extent_mismatch", "too_many", "none_for_tensor", "strides_null"])
+def test_trace_args_cli_reports_the_native_outcome(name, tmp_path):
+    """`python -m emu trace OBJ --args FILE --json` with the argument form alone: the native run's error, or its crash."""
+    key = "add_shared"
+    argset = next(run for run in native.committed(key) if run["name"] == name)
+    args = tmp_path / "args.json"
+    args.write_text(json.dumps(argset["args"]))
+    result = subprocess.run([sys.executable, "-m", "emu", "trace", str(OBJECTS[key]), "--args", str(args), "--json"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    entry = json.loads(result.stdout)[0]["entries"][0]
+    recorded = [line for line in argset["native"]["lines"] if line["kind"] != "call"][0]
+    if recorded["kind"] == "signal":
+        assert result.returncode != 0 and entry["fault"]["kind"] in native.MEMORY_FAULTS, result.stderr
+        assert (entry["fault"]["address"], entry["fault"]["location"]) == (recorded["address"], recorded["location"])
+    else:
+        assert (entry["returned"], entry["raised"]) == (recorded["returned"], recorded["raised"])
