@@ -33,13 +33,16 @@ from pathlib import Path
 import pytest
 
 from tests import oracles
-from tests.oracles import tvm_ffi_native as native
+from tests.fixtures.tvm_ffi import host_build
+from tests.oracles import host_cpu, tvm_ffi_native as native
 from tests.oracles.native_harness import first_difference
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = json.loads((native.FIXTURES / "MANIFEST.json").read_text())
 OBJECTS = {native.key(entry["path"]): native.FIXTURES / entry["path"] for entry in MANIFEST["objects"]}
 CASES = [(key, run["name"]) for key in OBJECTS for run in native.committed(key)]
+# the objects a CPU without AVX-512 cannot run whose kernels can be rebuilt for it: built together, once
+REBUILT_HERE = tuple(key for key in OBJECTS if host_build.rebuildable(key) and host_cpu.avx512_sites(OBJECTS[key]))
 
 @functools.lru_cache(maxsize=None)
 def _runs(key: str, name: str) -> tuple[list[dict], list[dict]]:
@@ -91,22 +94,66 @@ def test_traces_are_of_the_committed_objects():
         assert trace["sha256"] == entry["sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("key", list(OBJECTS))
-def test_native_trace_is_reproduced(key):
-    """Live: rebuild the harness against the installed libtvm_ffi.so and DSL runtime, rerun every set."""
-    if not native.available():
-        pytest.skip("needs cc, the apache-tvm-ffi wheel and nvidia-cutlass-dsl (the dsl extra)")
-    committed = native.committed(key)
+def _live(obj: Path, argsets: list[dict]) -> list[dict]:
+    """Every set run natively on `obj`, the harness linked against the installed libtvm_ffi.so and DSL runtime."""
     with tempfile.TemporaryDirectory(prefix="tvm-ffi-live-") as work:
-        exe = native.build(OBJECTS[key], Path(work), native.libraries())
+        exe = native.build(obj, Path(work), native.libraries())
         # each set is a fresh process; libtvm_ffi.so spends ~0.15 s of it on its first error's backtrace
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            lives = list(pool.map(lambda argset: native.run(exe, argset), committed))
-    illegal = [argset["name"] for argset, live in zip(committed, lives) if live.get("signal") == "SIGILL"]
-    if illegal:          # host-native code built on an AVX-512 machine (MANIFEST.json's built_on)
-        pytest.skip(f"this CPU cannot execute {key}'s host code (SIGILL in {', '.join(illegal)})")
-    for argset, live in zip(committed, lives):
-        assert native.native_events(live) == native.native_events(argset["native"]), f"{key} {argset['name']}"
+            return list(pool.map(lambda argset: native.run(exe, argset), argsets))
+
+
+def _check_live(key: str, obj: Path) -> None:
+    """`obj` (the committed object, or its copy as a CPU without AVX-512 runs it) reproduces the committed trace:
+    every set in full, or, where this CPU stops at an AVX-512 instruction (SIGILL), every event before it.
+    Where it stopped and the kernels can be rebuilt for this CPU (host_build), emu and the native run of the
+    rebuilt object must agree on every set: the committed traces stand for the committed objects."""
+    committed = native.committed(key)
+    sites = {text.split(":")[0] for _, _, text in host_cpu.avx512_sites(OBJECTS[key])}
+    stopped = []
+    for argset, live in zip(committed, _live(obj, committed)):
+        recorded, events = native.native_events(argset["native"]), native.native_events(live)
+        if live.get("signal") == "SIGILL":
+            *before, crash = events
+            assert crash["location"] in sites, f"{key} {argset['name']}: SIGILL at {crash['location']}, no AVX-512 there"
+            assert before == recorded[:len(before)], f"{key} {argset['name']}: differs before the SIGILL"
+            stopped.append(argset["name"])
+        else:
+            assert events == recorded, f"{key} {argset['name']}"
+    if stopped and host_build.rebuildable(key):
+        rebuilt = host_build.rebuilt(key, REBUILT_HERE)
+        for argset, live in zip(committed, _live(rebuilt, committed)):
+            difference = first_difference(native.emu_events(native.emu_run(rebuilt, argset)), native.native_events(live))
+            assert difference is None, f"{key} rebuilt for this CPU, {argset['name']}: {difference}"
+
+
+def _native_object(key: str, work: Path) -> Path:
+    """The committed object; simulating a CPU without AVX-512 (host_cpu.SIMULATE), its copy with ud2 in place of
+    every AVX-512 instruction."""
+    return host_cpu.without_avx512(OBJECTS[key], work / "object.o") if host_cpu.simulated() else OBJECTS[key]
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+@pytest.mark.parametrize("key", list(OBJECTS))
+def test_native_trace_is_reproduced(key, tmp_path):
+    """Live (cc, the apache-tvm-ffi wheel and the DSL: the dsl extra): rebuild the harness, rerun every set."""
+    if not native.available():
+        pytest.skip("needs cc, the apache-tvm-ffi wheel and nvidia-cutlass-dsl (the dsl extra)")
+    _check_live(key, _native_object(key, tmp_path))
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+def test_a_cpu_without_avx512_stops_at_it_and_the_rebuilt_kernels_agree(tmp_path):
+    """What a CPU without AVX-512 does, on every CPU: the committed add_shared.o with its AVX-512 instructions made
+    ud2 stops at the first one each set reaches (its loader's 64-byte copies) after the committed events, and
+    add_shared rebuilt for this CPU runs every set in emu as natively."""
+    if not native.available():
+        pytest.skip("needs cc, the apache-tvm-ffi wheel and nvidia-cutlass-dsl (the dsl extra)")
+    assert host_build.rebuildable("add_shared")
+    copy = host_cpu.without_avx512(OBJECTS["add_shared"], tmp_path / "add_shared.o")
+    stopped = [run for run in _live(copy, native.committed("add_shared")) if run.get("signal") == "SIGILL"]
+    assert len(stopped) >= 3, "the well-formed sets reach the loader"
+    _check_live("add_shared", copy)
 
 
 @pytest.mark.oracle(oracles.TVM_FFI)
