@@ -10,8 +10,8 @@ definitions); libcute_dsl_runtime.so for CuteDSLRT_TVMFFISetRaisedCudaError (the
 the executable, take precedence over its own).
 
 An argument set is the JSON argument form emu's `trace --args` reads (a positional list of
-`{tensor: {dtype, shape, strides, data, byte_offset, device}}`, `{int: N}`, `{float: X}`, `{bool: B}`,
-`{stream: HANDLE}` or null; `strides: null` is a NULL pointer), plus, in an argument-set file, `env_stream`
+`{tensor: {dtype, shape, strides, data, byte_offset, device}}` (`data` defaults as emu's does: 0xd0000000, 16 MiB
+apart), `{int: N}`, `{float: X}`, `{bool: B}`, `{stream: HANDLE}` or null; `strides: null` is a NULL pointer), plus, in an argument-set file, `env_stream`
 (`{device_id: handle}`, set with TVMFFIEnvSetStream first), `calls` (how many times to call in one process)
 `inject` (the stubs' injected errors, `[symbol, call, error, every]`) and `profile` (emu's device profile for the
 comparison, which then injects nothing: its own model of that device must give what the injections did).
@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from emu.dsl.launch.arguments import TENSOR_DATA_BASE, TENSOR_DATA_STRIDE
 from tests.oracles import native_harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,6 +135,7 @@ def directives(argset: dict) -> str:
     lines = [f"env_stream {int(d)} {int(h)}" for d, h in (argset.get("env_stream") or {}).items()]
     lines += [f"inject {s}:{c}:{e}:{int(every)}" for s, c, e, every in argset.get("inject", ())]
     lines.append(f"calls {argset.get('calls', 1)}")
+    tensors = 0
     for arg in argset["args"]:
         if arg is None:
             lines.append("none")
@@ -143,7 +145,9 @@ def directives(argset: dict) -> str:
             code, bits = DTYPES[value["dtype"]]
             device_type, device_id = _device(value.get("device", "cuda:0"))
             shape, strides = value["shape"], value.get("strides")
-            lines.append(" ".join(map(str, [code, bits, 1, device_type, device_id, int(value["data"]),
+            data = value.get("data", TENSOR_DATA_BASE + TENSOR_DATA_STRIDE * tensors)    # the argument form's default
+            tensors += 1
+            lines.append(" ".join(map(str, [code, bits, 1, device_type, device_id, int(data),
                                             int(value.get("byte_offset", 0)), len(shape), int(strides is not None),
                                             *shape, *(strides or [])])).join(("tensor ", "")))
         elif kind in ("int", "stream"):

@@ -25,8 +25,11 @@ if TYPE_CHECKING:                       # operands imports capstone, which a run
 
 _RIP, _MXCSR = UX.UC_X86_REG_RIP, UX.UC_X86_REG_MXCSR
 _CODE_CACHES_MAX = 1024
-PORTABLE_REBUILD = ("Rebuild the export for a portable CPU: "
-                    "--host-target 'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'")
+# True of both forms (the unit does not know which it runs): a TVM-FFI export refuses --host-target
+PORTABLE_REBUILD = ("Rebuild a CuTe-ABI export for a portable CPU: --host-target "
+                    "'llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64'. A TVM-FFI export (`__tvm_ffi_<name>`, "
+                    "--enable-tvm-ffi) cannot take --host-target (the DSL refuses it): its host code is the build "
+                    "machine's, so build it on a machine whose CPU lacks this instruction's extension")
 
 
 class AvxUnit:
