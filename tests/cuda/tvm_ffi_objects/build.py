@@ -5,31 +5,16 @@ export refuses --host-target):
     cd tests/cuda/tvm_ffi_objects && CUTE_DSL_ARCH=sm_90a python build.py && CUTE_DSL_ARCH=sm_100a python build.py
 
 writes vec_scale_<arch>.o (about 3 s each; no GPU needed).  The DSL reads CUTE_DSL_ARCH when it is imported:
-one architecture per process.
+one architecture per process.  The kernel is tests/data/tvm_ffi/build.py's vec_scale, its kernel named `k`.
 """
+import importlib.util
 import os
+from pathlib import Path
 
-import cuda.bindings.driver as cuda
-import cutlass
-import cutlass.cute as cute
-
-
-@cute.kernel
-def k(x: cute.Tensor, s: cutlass.Float32):
-    tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    i = bidx * 128 + tidx
-    x[i] = x[i] * s
-
-
-@cute.jit
-def vec_scale(x: cute.Tensor, s: cutlass.Float32, stream: cuda.CUstream):
-    k(x, s).launch(grid=[(x.shape[0] + 127) // 128, 1, 1], block=[128, 1, 1], stream=stream)
-
-
+spec = importlib.util.spec_from_file_location("tvm_ffi_data_build",
+                                              Path(__file__).resolve().parents[2] / "data" / "tvm_ffi" / "build.py")
+build = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(build)
 arch = os.environ["CUTE_DSL_ARCH"]
-n = cute.sym_int()
-x = cute.runtime.make_fake_compact_tensor(cutlass.Float32, (n,), assumed_align=16)
-compiled = cute.compile(vec_scale, x, cutlass.Float32(2.0), cuda.CUstream(0), options="--enable-tvm-ffi")
-compiled.export_to_c(f"vec_scale_{arch}.o", function_name="vec_scale")
+build.export_vec_scale(f"vec_scale_{arch}.o", "vec_scale", kernel_name="k")
 print(f"vec_scale_{arch}.o")
