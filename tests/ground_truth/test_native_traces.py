@@ -27,6 +27,7 @@ import pytest
 from tests.oracles.native_harness import VARIANTS, Fixture, Toolchain, build, build_stubs, emu_events, \
     first_difference, native_events, run_emu, run_native, toolchain
 from tests import oracles
+from tests.oracles import host_cpu
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -43,19 +44,11 @@ def _fixture(entry: dict) -> Fixture:
                    kernel_names=tuple(entry["kernel_info"]), arch=_arch(entry))
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    return {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
-
-
 def _runnable_here(entry: dict) -> str | None:
     """Why this fixture cannot run natively on this machine, or None."""
     if toolchain(_arch(entry)) is None:
         return f"no toolchain to link and run {_arch(entry)} objects here"
-    missing = set((entry.get("built_on") or {}).get("avx_flags", [])) - _cpu_flags() if entry["host"] == "native" else set()
+    missing = set((entry.get("built_on") or {}).get("avx_flags", [])) - host_cpu.cpu_flags() if entry["host"] == "native" else set()
     if missing:
         return f"this CPU lacks {', '.join(sorted(missing))}, which the host-native object uses"
     return None

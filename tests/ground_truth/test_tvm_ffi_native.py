@@ -16,7 +16,12 @@ After the calls, the process exit: the object's destructor (cuda_dialect_unload_
 natively, emu's `process_exit` entry.
 
 Live: where `cc`, the apache-tvm-ffi wheel and nvidia-cutlass-dsl are installed (CI installs them with the
-`dsl` extra) the harness is rebuilt and every set rerun, and must reproduce the committed trace.
+`dsl` extra) the harness is rebuilt and every set rerun, and must reproduce the committed trace. The objects are
+host-native, built on an AVX-512 machine (all but own/vec_scale.o copy 64 bytes with zmm in their loaders): on a CPU
+without AVX-512 a set that reaches such an instruction dies of SIGILL there, and must match the committed trace up
+to it; our own kernels are then rebuilt for this CPU (tests/fixtures/tvm_ffi/host_build.py, once per machine, about
+3 s) and emu must make the native run's calls on every set of THOSE objects. EMU_TEST_CPU_WITHOUT_AVX512=1 simulates
+such a CPU (tests/oracles/host_cpu.py: ud2 in place of every AVX-512 instruction), and one test does so always.
 """
 from __future__ import annotations
 

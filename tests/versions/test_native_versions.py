@@ -20,7 +20,7 @@ import pytest
 
 from emu.run.session import EntryNotRun, run_object
 from tests.oracles import native_harness as gt
-from tests.oracles import native_43
+from tests.oracles import host_cpu, native_43
 from tests import oracles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,14 +35,6 @@ def _fixture(entry: dict, obj: Path | None = None) -> gt.Fixture:
                       kernel_names=tuple(entry["kernel_info"]), arch="x86_64")
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    return {f for line in text.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
-
-
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
     """Native events per (fixture path, variant), built on first use."""
@@ -54,7 +46,7 @@ def native(tmp_path_factory):
     cache: dict[tuple[str, str], list[dict]] = {}
 
     def events(entry: dict, variant: str) -> list[dict]:
-        missing = set(entry["built_on"].get("avx_flags", [])) - _cpu_flags()
+        missing = set(entry["built_on"].get("avx_flags", [])) - host_cpu.cpu_flags()
         if missing:
             pytest.skip(f"this CPU lacks {', '.join(sorted(missing))}, which the host-native object uses")
         key = (entry["path"], variant)
