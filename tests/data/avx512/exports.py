@@ -143,6 +143,7 @@ def refused_instructions(obj: Path) -> collections.Counter:
 
 
 def refused(folder: Path) -> None:
+    sys.path.insert(0, str(ROOT))                                 # this checkout's emu
     total = collections.Counter()
     for obj in sorted(folder.rglob("*.o")):
         found = refused_instructions(obj)
