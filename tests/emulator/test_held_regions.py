@@ -128,11 +128,11 @@ def test_libraries_and_objects_in_turn_run_as_each_alone(arch, monkeypatch):
     expected = {}
     for path in paths:
         fresh = Machine(architecture(arch))
-        monkeypatch.setattr(run, "machine_for", lambda _arch, machine=fresh: machine)
+        monkeypatch.setattr(run, "machine_for", lambda _arch, _image=None, machine=fresh: machine)
         expected[path] = _calls(run_object(path, entries=LOADERS))
     assert expected[paths[1]] and expected[paths[1]] != expected[paths[3]]
     machine = Machine(architecture(arch))
-    monkeypatch.setattr(run, "machine_for", lambda _arch: machine)
+    monkeypatch.setattr(run, "machine_for", lambda _arch, _image=None: machine)
     library = None                                  # the library run last
     for _ in range(3):
         for path in paths:
