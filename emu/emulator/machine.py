@@ -389,7 +389,7 @@ def _library_machine(arch: Architecture, sha256: str) -> Machine:
     machines = _LIBRARY_MACHINES.setdefault(arch.name, {})
     machine = machines.pop(sha256, None)               # used again: now the most recently used
     if machine is None:
-        if len(machines) >= MAX_LIBRARY_MACHINES:
+        if machines and len(machines) >= MAX_LIBRARY_MACHINES:
             machine = machines.pop(next(iter(machines)))
         else:
             machine = Machine(arch)

@@ -6,13 +6,13 @@ slots of the object that ran before are only made inaccessible, so Unicorn's tra
 of its code survive for the next time it runs, nothing is unmapped and mapped again when
 sizes differ, and a stray access into them still faults (up to `MAX_HELD_SLOTS` per class: then the slot
 used longest ago is unmapped).  The segments without a slot (an object's data at its fixed address, a
-shared library's segments where emu.binary.elf.shared lays it out) are held the same way, by address (up to `MAX_HELD_SLOTS`): a
-library run between objects keeps its code mapped and translated.  Such a region serves the next segment
-at its address with the same size and permissions, and is unmapped when a segment of another layout
-overlaps it (two libraries alternating at the one library base replace each other).  A region that serves
-again is rewritten only where its bytes, read from the region itself, differ from the segment's (writable
-data always, since a run changes it).  Rewriting code drops Unicorn's
-translations of the bytes that changed (it does not always drop those made from the old
+shared library's segments where emu.binary.elf.shared lays it out) are held the same way, by address (up to
+`MAX_HELD_SLOTS`): a library run between objects in one emulator keeps its code mapped and translated.  Such
+a region serves the next segment at its address with the same size and permissions, and is unmapped when a
+segment of another layout overlaps it (two libraries at the one library base replace each other, which is
+why emu.emulator.machine gives each library an emulator of its own).  A region that serves again is
+rewritten only when its bytes differ from the segment's (writable data always, since a run changes it).
+Rewriting code drops Unicorn's translations of the bytes that changed (it does not always drop those made from the old
 bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
 translation's space in Unicorn's code buffer comes back only when the whole buffer is
 flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
@@ -133,20 +133,15 @@ class ImageMapping:
         self._active_regions = list(wanted)
 
     def _rewrite(self, region: HostBacked, written: bytes, segment: Segment) -> None:
-        """Put `segment`'s bytes in its region, mapped before with the bytes `written`.  Writable data always
-        (a run changes it); other bytes where they differ from what the region holds, read from the region
-        itself so that nothing written there since can survive; code's translations go for the ranges
-        that changed, or all of them where the region no longer holds what was written."""
+        """Put `segment`'s bytes in its region, which holds the bytes `written` last: writable data always (a run
+        changes it), other bytes where they differ, as a slot's; code's translations of the ranges that changed go."""
         data = segment.data
         if segment.perms & PERM_W:
             region.view[:] = data
-            return
-        held = region.view.tobytes()
-        if held == data:
-            return
-        region.view[:] = data
-        if segment.perms & PERM_X:
-            self.drop_translations(region.address, changed_ranges(held, data) if held == written else [(0, len(data))])
+        elif written != data:                 # the same image again: the same bytes object, compared at once
+            region.view[:] = data
+            if segment.perms & PERM_X:
+                self.drop_translations(region.address, changed_ranges(written, data))
 
     def _unmap_region(self, address: int) -> None:
         """Unmap a region of `_mapped`; code's translations go too (Unicorn does not always drop them itself)."""
