@@ -80,7 +80,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     if entries is None:
         entries = TVM_FFI_ENTRIES if export.ffi_name else DEFAULT_ENTRIES
     arch = architecture(image.arch)
-    machine = machine_for(arch)
+    machine = machine_for(arch, image)
     machine.load(*_bound(image))
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
