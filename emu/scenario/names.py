@@ -93,6 +93,11 @@ def check_names(scenario: Scenario, lines: dict, path: str) -> None:
             _check_enum(CudaError, code, prefix + ("returns", name), lines, path)
         if expect.raises is not None:
             entry("tvm_ffi", prefix + ("raises",), set(ran))
+            calls = sum(name == "tvm_ffi" for name in ran)
+            if isinstance(expect.raises, list) and len(expect.raises) != calls:
+                raise fail(lines, prefix + ("raises",), f"a list of {len(expect.raises)} expectation(s), one per tvm_ffi "
+                           f"call, but the scenario makes {calls} tvm_ffi call(s) (null leaves a call unchecked; a "
+                           "single expectation applies to every call)", path)
         for index, state in enumerate(expect.state):
             _check_enum(FuncAttribute, state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
 

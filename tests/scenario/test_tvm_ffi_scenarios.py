@@ -125,3 +125,23 @@ def test_inner_calls_are_unknown_to_an_object_without_the_helper(tmp_path):
                     "runtime:\n  errors: [{symbol: cudaGetDeviceCount, error: NO_DEVICE}]\n")
     header = run_cli("run", str(path))
     assert header.code == 2 and "module_load's header code" in header.err and "runtime.device_count" in header.err
+
+
+def test_raises_can_expect_call_by_call(tmp_path):
+    """Two calls, the first with an int where the tensor goes (TypeError), the second with defaults (works)."""
+    base = (f"objects: [{DATA / 'vec_scale.o'}]\nentries:\n  - tvm_ffi: {{args: [{{int: 3}}, {{float: 2.0}}, "
+            "{stream: 0x5000}]}\n  - tvm_ffi\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(base + "expect:\n  raises: [{kind: TypeError, message_contains: expected Tensor}, nothing]\n")
+    held = run_cli("run", str(path))
+    assert held.code == 0 and "tvm_ffi calls: TypeError: ...expected Tensor...; nothing raised" in held.out, held.out
+    path.write_text(base + "expect:\n  raises: [nothing, null]\n")
+    first = run_cli("run", str(path))
+    assert first.code == 1 and f"- tvm_ffi call 1 -> nothing raised, got TypeError: {WRONG_TYPE}" in first.out
+    path.write_text(base + "expect:\n  raises: {kind: TypeError, message_contains: expected Tensor}\n")
+    every = run_cli("run", str(path))           # one expectation: every call, so the second call fails it
+    assert every.code == 1 and "- tvm_ffi -> TypeError: ...expected Tensor..., got nothing raised" in every.out
+    path.write_text(base + "expect:\n  raises: [nothing]\n")
+    counted = run_cli("run", str(path))
+    assert counted.code == 2 and "line 6" in counted.err and "a list of 1 expectation(s), one per tvm_ffi call, but the " \
+        "scenario makes 2 tvm_ffi call(s)" in counted.err
