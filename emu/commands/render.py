@@ -61,6 +61,7 @@ def show_ret(value: int) -> str:
     return enum_label(CudaError, value) if value else "0 SUCCESS"
 
 
+NO_IMAGE = "cudaErrorNoKernelImageForDevice"
 VOID_ENTRY = "process_exit"             # a TVM-FFI export's destructor: a void function (EntryRun.returned 0)
 _VOID = re.compile(r"void\s+\w")          # `void f(...)`, not `void *f(...)`
 
@@ -126,6 +127,9 @@ def show_run(run: ObjectRun) -> list[str]:
             lines.append(f"    {'  ' * depth}{show_call(call)}")
         if tvm_ffi and entry.fault is None:
             lines.append(f"    {show_tvm_ffi_outcome(entry)}")
+            if entry.raised is not None and run.state.load_error and NO_IMAGE in entry.raised["message"]:
+                # why the load inside the call failed, and which profile would run the binary
+                lines.append(f"    on profile {run.state.profile}: {run.state.load_error}")
         for judged in run.launch_feasibility:
             if entry.first_call <= judged.call < entry.end_call:
                 lines.extend(show_feasibility(judged))

@@ -79,3 +79,12 @@ def test_check_of_one_object_lists_the_call_its_loads_its_launch_and_what_is_not
             "cudaErrorNoKernelImageForDevice (209) (published figures); b200 cudaErrorNoKernelImageForDevice (209) "
             "(published figures)") in good
     assert "2 of 2 kernel attribute set(s) applied" in good
+
+
+def test_a_load_failure_says_which_profile_would_run_the_binary(tmp_path):
+    out = run_cli("trace", str(SM100A)).out
+    assert ("    on profile h200: the GPU binary holds sm_100a (cubin), which the NVIDIA H200 of profile h200 (sm_90) cannot "
+            "run: the driver answers cudaErrorNoKernelImageForDevice (209); profile b200 would run it") in out
+    (tmp_path / "args.yaml").write_text("- {int: 1}\n- {int: 1}\n- {stream: 0x5000}\n")
+    wrong_type = run_cli("trace", str(SM100A), "--args", str(tmp_path / "args.yaml")).out
+    assert "raised TypeError: Mismatched type on argument #0" in wrong_type and "on profile" not in wrong_type
