@@ -163,10 +163,21 @@ class Checker:
             summary = f"the trace equals the {len(actual)} expected calls"
         self.add("exact_calls", ok, summary, diff)
 
-    def _returns(self, returns: dict[str, int | str]) -> None:
+    def _returns(self, returns: dict) -> None:
         bad = []
         for name, code in returns.items():
             plain = name == "tvm_ffi"          # an int32 of TVM-FFI's, not a cudaError_t
+            if isinstance(code, list):         # tvm_ffi, call by call
+                runs = [e for e in self.run.entries if e.entry == name]
+                for number, want in enumerate(code, 1):
+                    if want is None:
+                        continue
+                    if number > len(runs):
+                        bad.append(f"- {name} call {number} -> {want}: the call did not run")
+                    elif runs[number - 1].returned != want:
+                        got = runs[number - 1].returned
+                        bad.append(f"- {name} call {number} -> {want}, got {'a fault' if got is None else got}")
+                continue
             want = int(code) if plain else enum_value(CudaError, code)
             show = str if plain else show_ret
             runs = [e for e in self.run.entries if e.entry == name]

@@ -79,8 +79,9 @@ class Expectations(Block):
     calls_any_order: list[CallPattern] = Field(default_factory=empty_list, description="calls that must each appear, in any order")
     no_calls: list[CallPattern] = Field(default_factory=empty_list, description="calls that must not appear")
     exact_calls: ExactCalls | None = Field(default=None, description="the whole (filtered) trace, call for call")
-    returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry; "
-                                          "tvm_ffi: the int32 it returns, 0 or -1)")
+    returns: dict[str, int | str | list[int | None]] = Field(
+        default_factory=dict, description="entry name -> required return code (every run of that entry; tvm_ffi: the "
+        "int32 it returns, 0 or -1, or a list of them, one per tvm_ffi entry of `entries` in order, null: unchecked)")
     raises: RaisedExpectation | Literal["nothing"] | list[RaisedExpectation | Literal["nothing"] | None] | None = Field(
         default=None, description="every tvm_ffi entry run must raise this error ({kind, message} exact, or {kind, "
         "message_contains}), or `nothing`: no error raised; or a list, one item per tvm_ffi entry of `entries` in "

@@ -89,17 +89,25 @@ def check_names(scenario: Scenario, lines: dict, path: str) -> None:
                 if isinstance(code, str) and not code.lstrip("-").isdigit():
                     raise fail(lines, prefix + ("returns", name), f"tvm_ffi returns an int32 (0, or -1 with an error "
                                f"raised), not {code!r}", path)
+                _per_call(code, sum(n == "tvm_ffi" for n in ran), prefix + ("returns", name), lines, path)
                 continue
+            if isinstance(code, list):
+                raise fail(lines, prefix + ("returns", name), f"one return code for every run of {name}: a list, one "
+                           "per call, is for tvm_ffi", path)
             _check_enum(CudaError, code, prefix + ("returns", name), lines, path)
         if expect.raises is not None:
             entry("tvm_ffi", prefix + ("raises",), set(ran))
-            calls = sum(name == "tvm_ffi" for name in ran)
-            if isinstance(expect.raises, list) and len(expect.raises) != calls:
-                raise fail(lines, prefix + ("raises",), f"a list of {len(expect.raises)} expectation(s), one per tvm_ffi "
-                           f"call, but the scenario makes {calls} tvm_ffi call(s) (null leaves a call unchecked; a "
-                           "single expectation applies to every call)", path)
+            _per_call(expect.raises, sum(name == "tvm_ffi" for name in ran), prefix + ("raises",), lines, path)
         for index, state in enumerate(expect.state):
             _check_enum(FuncAttribute, state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
+
+
+def _per_call(expected, calls: int, where: tuple, lines: dict, path: str) -> None:
+    """A list expects the tvm_ffi calls one by one: as many items as the scenario makes calls."""
+    if isinstance(expected, list) and len(expected) != calls:
+        raise fail(lines, where, f"a list of {len(expected)} expectation(s), one per tvm_ffi call, but the scenario "
+                   f"makes {calls} tvm_ffi call(s) (null leaves a call unchecked; a single expectation applies to "
+                   "every call)", path)
 
 
 def _check_enum(enum, value, where: tuple, lines: dict, path: str, member: bool = False) -> None:

@@ -141,6 +141,13 @@ def test_raises_can_expect_call_by_call(tmp_path):
     path.write_text(base + "expect:\n  raises: {kind: TypeError, message_contains: expected Tensor}\n")
     every = run_cli("run", str(path))           # one expectation: every call, so the second call fails it
     assert every.code == 1 and "- tvm_ffi -> TypeError: ...expected Tensor..., got nothing raised" in every.out
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [-1, 0]}\n")
+    assert run_cli("run", str(path)).code == 0
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [null, -1]}\n")
+    returned = run_cli("run", str(path))
+    assert returned.code == 1 and "- tvm_ffi call 2 -> -1, got 0" in returned.out, returned.out
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [0]}\n")
+    assert run_cli("run", str(path)).code == 2
     path.write_text(base + "expect:\n  raises: [nothing]\n")
     counted = run_cli("run", str(path))
     assert counted.code == 2 and "line 6" in counted.err and "a list of 1 expectation(s), one per tvm_ffi call, but the " \
