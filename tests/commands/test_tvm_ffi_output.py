@@ -88,3 +88,12 @@ def test_a_load_failure_says_which_profile_would_run_the_binary(tmp_path):
     (tmp_path / "args.yaml").write_text("- {int: 1}\n- {int: 1}\n- {stream: 0x5000}\n")
     wrong_type = run_cli("trace", str(SM100A), "--args", str(tmp_path / "args.yaml")).out
     assert "raised TypeError: Mismatched type on argument #0" in wrong_type and "on profile" not in wrong_type
+
+
+def test_a_cache_folder_given_to_trace_or_inspect_points_at_check():
+    folder = str(TVM / "quack_cache")
+    for command in ("trace", "inspect"):
+        result = run_cli(command, folder)
+        assert result.code == 2 and result.out == ""
+        assert result.err == (f"emu: error: {folder}: is a folder: `{command}` reads object files and shared libraries "
+                              f"(`python -m emu check {folder}` checks every object under a folder, a kernel cache's too)\n")
