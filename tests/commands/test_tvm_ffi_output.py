@@ -97,3 +97,22 @@ def test_a_cache_folder_given_to_trace_or_inspect_points_at_check():
         assert result.code == 2 and result.out == ""
         assert result.err == (f"emu: error: {folder}: is a folder: `{command}` reads object files and shared libraries "
                               f"(`python -m emu check {folder}` checks every object under a folder, a kernel cache's too)\n")
+
+
+def test_inspect_says_where_the_launch_stream_comes_from_as_the_objects_own_code_chooses_it():
+    """The entry's import of TVMFFIEnvGetStream does not say the launch uses it: vec_scale asks it and launches on its
+    Stream parameter; add_shared (make_fake_stream(use_tvm_ffi_env_stream=True)) and strided_copy (no stream) both
+    ask it and have no Stream parameter, one launching on the framework's stream, the other on the default one."""
+    import emu
+    launched = {}
+    for name in ("vec_scale", "add_shared", "strided_copy"):
+        run = emu.trace(str(TVM / "own" / f"{name}.o"), entries=[{"tvm_ffi": {"env_stream": {0: 0x7777}}}])
+        launched[name] = [c.args["config"]["stream"] for c in run.calls if c.symbol == "_cudaLaunchKernelEx"]
+        assert "TVMFFIEnvGetStream" in [c.symbol for c in run.calls]
+    assert launched == {"vec_scale": [0x5000], "add_shared": [0x7777], "strided_copy": [0]}
+    stream = lambda name: next(line for line in run_cli("inspect", str(TVM / "own" / f"{name}.o")).out.splitlines()  # noqa: E731
+                               if line.startswith("  stream: "))
+    assert stream("vec_scale") == ("  stream: the Stream parameter (the entry also asks TVMFFIEnvGetStream, whose answer "
+                                   "does not choose the launch's stream)")
+    assert stream("add_shared") == stream("strided_copy")
+    assert "make_fake_stream(use_tvm_ffi_env_stream=True), else the default stream" in stream("add_shared")
