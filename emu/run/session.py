@@ -248,7 +248,8 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
     count = runtime.config.device_count
     dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
                                                         symbol=HEADER_DEVICE_COUNT, args={}, outputs={"count": count},
-                                                        ret=0, injected=False, caller="header Kernel_Module_Load")))
+                                                        ret=0, injected=False, caller="header Kernel_Module_Load",
+                                                        inner_calls=0)))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
         session.machine.host.write(session.device_slot, struct.pack("<i", device))
