@@ -43,6 +43,7 @@ sys.path.insert(0, ROOT)
 
 from floors import in_process_floors  # noqa: E402
 from goals import check_against_floor, shared_library_row, tvm_ffi_row  # noqa: E402
+from goals import spread as _spread  # noqa: E402
 from harness import FIRST_PASS_CHECK, FIXTURES, check_dirs, fixture_paths, process_env, timed_run  # noqa: E402
 from emu.cache import loaded as images  # noqa: E402
 from emu.dsl.entries import EntrySpec  # noqa: E402
@@ -290,10 +291,6 @@ GOALS = {"cold_vs_import_floor": 1.3, "served_vs_cc": 1.0, "check_ms": 0.3, "che
          "parsed_vs_idle": 1.3, "form_vs_o": 1.5}
 
 
-def _spread(ratios: list[float]) -> str:
-    return f"[{min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} rounds]"
-
-
 def _meets(ratio: float, target: float) -> str:
     return f"target {target}x: " + ("met" if ratio <= target else f"MISSED by {ratio - target:.2f}x")
 
@@ -346,11 +343,20 @@ def report_goals(f: dict) -> None:
         if "not_measured" in row:
             line("5", label, "not measured", row["not_measured"] + (f" ({row['how']})" if row.get("how") else ""))
             continue
-        line("5", label, f"{row['objects']} object(s)",
+        form_ms, reference_ms = row["same_object_ms"]
+        line("5", label, f"{form_ms:.3f} / {reference_ms:.3f} ms",
              f"{row['same_object_ratio']:.2f}x {_spread(row['same_object_ratios'])} {_meets(row['same_object_ratio'], GOALS['form_vs_o'])} "
-             f"({row['how']}; each object run 5 times over)")
+             f"({row['objects']} object(s), {row['how']}; each object run 5 times over)")
+        between = row.get("between_objects")
+        if between and "not_measured" in between:
+            line("", "  in turn with objects", "not measured", between["not_measured"])
+        elif between:
+            line("", "  in turn with objects: its .o, the library, another .o (a switch each run)",
+                 f"{between['library_ms']:.3f} / {between['reference_ms']:.3f} ms",
+                 f"{between['ratio']:.2f}x {_spread(between['ratios'])} {_meets(between['ratio'], GOALS['form_vs_o'])}")
         line("", "  the same objects run in turn (a switch of object each run; the references switch only "
-             "where they differ)", "", f"{row['ratio']:.2f}x {_spread(row['ratios'])}")
+             "where they differ)" if not between else "  the libraries in turn with each other "
+             "(all at one base; the .o's in turn)", "", f"{row['ratio']:.2f}x {_spread(row['ratios'])}")
         if row["refused"]:
             line("", f"  {len(row['refused'])} object(s) not run by this emu, e.g.", "", row["refused"][0][:160])
     print()

@@ -3,9 +3,13 @@
   check_against_floor:  `check` of objects read from the image store and translated afresh, per object,
                         against its floor: the idle run translated afresh + the store read + the real stub
                         calls' share above the idle ones (goal 3);
-  shared_library_row:   a shared library's loaders against the `.o` it was linked from (goal 5);
+  shared_library_row:   a shared library's loaders against the `.o` it was linked from (goal 5): each run
+                        5 times over, and each run in turn with objects (its .o, the library, another .o
+                        of its architecture: a switch of binary every run, as `check DIR` and a matrix
+                        meet them), and the libraries in turn with each other;
   tvm_ffi_row:          a TVM-FFI entry call against the `.o` CuTe-ABI path (loaders + launch) (goal 5).
 A form this emu does not run yet gives {"not_measured": why} (emu's own error), never a figure.
+The shared-library row alone: `PYTHONPATH=. python benchmarks/goals.py [--repeat N] [--json]`.
 """
 from __future__ import annotations
 
@@ -117,12 +121,16 @@ def _in_turn(forms: list[str], references: list[str], form_entries: list, refere
 
     for _ in range(3):
         turn(forms, form_entries), turn(references, reference_entries)
-    ratios, same = [], []
+    ratios, same, form_ms, reference_ms = [], [], [], []
     for _ in range(repeat):
         form, ref = turn(forms, form_entries) + turn(forms, form_entries), turn(references, reference_entries) + turn(references, reference_entries)
         ratios.append(statistics.median(form) / statistics.median(ref))
-        same.append(statistics.median(repeated(forms, form_entries)) / statistics.median(repeated(references, reference_entries)))
-    return {"ratio": statistics.median(ratios), "ratios": ratios, "same_object_ratio": statistics.median(same), "same_object_ratios": same}
+        form, ref = repeated(forms, form_entries), repeated(references, reference_entries)
+        same.append(statistics.median(form) / statistics.median(ref))
+        form_ms += form
+        reference_ms += ref
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "same_object_ratio": statistics.median(same), "same_object_ratios": same,
+            "same_object_ms": (statistics.median(form_ms) * 1e3, statistics.median(reference_ms) * 1e3)}
 
 
 def _not_run(path: str, entries: list) -> str | None:
@@ -137,16 +145,22 @@ def _not_run(path: str, entries: list) -> str | None:
     return None
 
 
-def _pairs_row(pairs: list[tuple[str, str]], form_entries: list, reference_entries: list, repeat: int, how: str) -> dict:
-    """The form objects against their references (_in_turn); objects this emu does not run are left out
-    and counted, with the first reason."""
+def _runnable(pairs: list[tuple[str, str]], entries: list) -> tuple[list[tuple[str, str]], list[str]]:
+    """The pairs whose form object this emu runs `entries` of, and why each other one is not run."""
     kept, refused = [], []
     for form, reference in pairs:
-        why = _not_run(form, form_entries)
+        why = _not_run(form, entries)
         if why:
             refused.append(why)
         else:
             kept.append((form, reference))
+    return kept, refused
+
+
+def _pairs_row(pairs: list[tuple[str, str]], form_entries: list, reference_entries: list, repeat: int, how: str) -> dict:
+    """The form objects against their references (_in_turn); objects this emu does not run are left out
+    and counted, with the first reason."""
+    kept, refused = _runnable(pairs, form_entries)
     if not kept:
         return {"not_measured": refused[0] if refused else "nothing to measure", "how": how}
     forms, references = [form for form, _ in kept], sorted({reference for _, reference in kept})
@@ -170,13 +184,66 @@ def _manifest_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
+def _filler(reference: str, entries: list) -> str | None:
+    """Another object of `reference`'s folder (so of its architecture) that runs `entries`: what a library's
+    in-turn runs switch to between its own and its .o's."""
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(reference), "*.o"))):
+        if os.path.abspath(path) != os.path.abspath(reference) and _not_run(path, entries) is None:
+            return path
+    return None
+
+
+def _between_objects(pairs: list[tuple[str, str]], entries: list, repeat: int) -> dict:
+    """Each library in turn with objects, per round 3 rotations of every pair: its .o, the library, another object
+    of its architecture (_filler), each run timed; so every run of both sides follows a switch of binary.
+    Per round the median library run over the median .o run; milliseconds are medians over every round."""
+    rotations = []
+    for library, reference in pairs:
+        filler = _filler(reference, entries)
+        if filler is None:
+            return {"not_measured": f"no other object beside {os.path.relpath(reference, ROOT)} to switch to"}
+        rotations.append((reference, library, filler))
+
+    def rotate() -> tuple[list[float], list[float]]:
+        libraries, references = [], []
+        for reference, library, filler in rotations:
+            references.append(_timed(lambda: run_object(reference, entries=entries)))
+            libraries.append(_timed(lambda: run_object(library, entries=entries)))
+            run_object(filler, entries=entries)
+        return libraries, references
+
+    for _ in range(3):
+        rotate()
+    ratios, library_ms, reference_ms = [], [], []
+    for _ in range(repeat):
+        libraries, references = [], []
+        for _ in range(3):
+            more_libraries, more_references = rotate()
+            libraries += more_libraries
+            references += more_references
+        ratios.append(statistics.median(libraries) / statistics.median(references))
+        library_ms += libraries
+        reference_ms += references
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "library_ms": statistics.median(library_ms) * 1e3,
+            "reference_ms": statistics.median(reference_ms) * 1e3}
+
+
+def _library_rows(pairs: list[tuple[str, str]], entries: list, repeat: int, how: str) -> dict:
+    """_pairs_row (repeated: `same_object_*`; the libraries in turn with each other: `ratio*`) and the libraries
+    in turn with objects (`between_objects`)."""
+    row = _pairs_row(pairs, entries, entries, repeat, how)
+    if "not_measured" not in row:
+        row["between_objects"] = _between_objects(_runnable(pairs, entries)[0], entries, repeat)
+    return row
+
+
 def shared_library_row(reference: str, entries: list, repeat: int, folder: str) -> dict:
     """The loaders of shared libraries against the `.o` each was linked from: the CuTe-ABI libraries of
     tests/data/shared (its MANIFEST.json names each one's input), else `cc -shared` of `reference` built here."""
     pairs = _manifest_pairs()
     if pairs:
-        return _pairs_row(pairs, entries, entries, repeat,
-                          f"{len(pairs)} CuTe-ABI libraries of {os.path.relpath(SHARED_FIXTURES, ROOT)}, each against its .o")
+        return _library_rows(pairs, entries, repeat,
+                             f"{len(pairs)} CuTe-ABI libraries of {os.path.relpath(SHARED_FIXTURES, ROOT)}, each against its .o")
     cc = shutil.which("cc")
     if cc is None:
         return {"not_measured": "no shared-library fixture and no cc to link one"}
@@ -184,8 +251,8 @@ def shared_library_row(reference: str, entries: list, repeat: int, folder: str) 
     built = subprocess.run([cc, "-shared", "-o", library, reference], capture_output=True, text=True, check=False)
     if built.returncode:
         return {"not_measured": f"cc -shared {os.path.relpath(reference, ROOT)} failed: {built.stderr.strip()[:200]}"}
-    return _pairs_row([(library, reference)], entries, entries, repeat,
-                      f"cc -shared of {os.path.relpath(reference, ROOT)}, against that .o")
+    return _library_rows([(library, reference)], entries, repeat,
+                         f"cc -shared of {os.path.relpath(reference, ROOT)}, against that .o")
 
 
 def tvm_ffi_row(reference: str, reference_entries: list, repeat: int) -> dict:
@@ -203,3 +270,51 @@ def tvm_ffi_row(reference: str, reference_entries: list, repeat: int) -> dict:
     return _pairs_row([(path, reference) for path in objects], entries, reference_entries, repeat,
                       f"the objects of {os.path.relpath(TVM_FFI_FIXTURES, ROOT)}, their __tvm_ffi_ entry, "
                       f"against {os.path.relpath(reference, ROOT)}'s loaders and launch")
+
+
+def main() -> int:
+    """The shared-library row alone: `python benchmarks/goals.py [--repeat N] [--json]`."""
+    import argparse
+    import sys
+    import tempfile
+    parser = argparse.ArgumentParser(description="the shared-library row of bench.py's goals, alone")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("EMU_CACHE_DIR", "off")
+    from emu.dsl.entries import EntrySpec
+    loaders = [EntrySpec(name="cuda_load"), EntrySpec(name="cuda_load_to_device")]
+    reference = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0", "x86_64", "carveout_25.o")
+    with tempfile.TemporaryDirectory() as folder:
+        row = shared_library_row(reference, loaders, args.repeat, folder)
+    if args.json:
+        print(json.dumps(row, indent=1))
+    else:
+        sys.stdout.write("".join(line + "\n" for line in library_row_lines(row)))
+    return 0
+
+
+def spread(ratios: list[float]) -> str:
+    """The per-round ratios' range, as the reports print it."""
+    return f"[{min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} rounds]"
+
+
+def library_row_lines(row: dict) -> list[str]:
+    """The shared-library row's figures as text: each way, the median ratio with its spread and the median ms."""
+    if "not_measured" in row:
+        return [f"not measured: {row['not_measured']}"]
+    lines = [f"{row['objects']} object(s): {row['how']}",
+             f"  each run 5 times over:                {row['same_object_ratio']:.2f}x {spread(row['same_object_ratios'])}  "
+             f"({row['same_object_ms'][0]:.3f} / {row['same_object_ms'][1]:.3f} ms)"]
+    between = row.get("between_objects", {})
+    if "not_measured" in between:
+        lines.append(f"  in turn with objects: not measured: {between['not_measured']}")
+    elif between:
+        lines.append(f"  in turn with objects (.o, library, another .o): {between['ratio']:.2f}x {spread(between['ratios'])}  "
+                     f"({between['library_ms']:.3f} / {between['reference_ms']:.3f} ms)")
+    lines.append(f"  the libraries in turn with each other (all at one base; the .o's in turn): {row['ratio']:.2f}x {spread(row['ratios'])}")
+    return lines
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

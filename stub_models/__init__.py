@@ -15,6 +15,8 @@ exports (the test checks the two agree).
     helpers.py  the `cuda_dialect_*` helpers
 `LIBC_CATALOGUE` (libc.py) and `TVM_FFI_CATALOGUE` (tvm_ffi.py: libtvm_ffi.so's functions a TVM-FFI export
 calls) are catalogues of their own families; `model_of` looks a symbol up in every catalogue.
+`INNER_CATALOGUE` (inner.py) models the plain runtime calls the helpers make inside themselves: recorded,
+never stubbed; `recorded_model` looks there too.
 """
 from __future__ import annotations
 
@@ -168,10 +170,25 @@ TVM_FFI_REGISTRY: dict[str, tuple[str, str]] = {
 TVM_FFI_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(TVM_FFI_REGISTRY)
 CATALOGUES: tuple[Mapping[str, type[StubCall]], ...] = (CATALOGUE, LIBC_CATALOGUE, TVM_FFI_CATALOGUE)
 
+# The plain runtime calls the cuda_dialect_* helpers make inside themselves (inner.py): recorded, never stubbed, so
+# not in CATALOGUES (an import of one of these names stays unanswered); `recorded_model` finds them.
+INNER_REGISTRY: dict[str, tuple[str, str]] = {
+    "cudaGetDeviceCount": ("inner", "CudaGetDeviceCountInner"),
+    "cudaGetErrorName": ("inner", "CudaGetErrorNameInner"),
+    "cudaGetErrorString": ("inner", "CudaGetErrorStringInner"),
+    "cudaLibraryUnload": ("inner", "CudaLibraryUnloadInner"),
+}
+INNER_CATALOGUE: Mapping[str, type[StubCall]] = Catalogue(INNER_REGISTRY)
+
 
 def model_of(symbol: str) -> type[StubCall] | None:
     """The model of `symbol` in whichever catalogue lists it (None: none does)."""
     return next((found for catalogue in CATALOGUES if (found := catalogue.get(symbol)) is not None), None)
+
+
+def recorded_model(symbol: str) -> type[StubCall] | None:
+    """The model of a call a trace can hold: a stubbed symbol's, or a helper's inner runtime call's (inner.py)."""
+    return model_of(symbol) or INNER_CATALOGUE.get(symbol)
 
 
 def __getattr__(name: str):
@@ -180,5 +197,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["C", "CATALOGUE", "CATALOGUES", "CudaCall", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY",
-           "StubCall", "TVM_FFI_CATALOGUE", "TVM_FFI_REGISTRY", "model_of"]
+__all__ = ["C", "CATALOGUE", "CATALOGUES", "CudaCall", "INNER_CATALOGUE", "INNER_REGISTRY", "LIBC_CATALOGUE", "LIBC_REGISTRY", "MODELS", "Param", "REGISTRY",
+           "StubCall", "TVM_FFI_CATALOGUE", "TVM_FFI_REGISTRY", "model_of", "recorded_model"]

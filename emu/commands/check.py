@@ -36,7 +36,7 @@ from ..cache.loaded import load_image
 from ..support.hotpath import build_record
 from ..support.model import Model, empty_list
 from ..run.session import run_object
-from ..run.trace import CallRecord, EntryRun, ObjectRun
+from ..run.trace import CallRecord, EntryRun, LaunchFeasibility, ObjectRun
 
 # setter symbol -> (kernel handle argument, device argument or None for the current device)
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
@@ -105,6 +105,11 @@ class ObjectCheck(Model):
     checks: list[AttributeCheck] = Field(default_factory=empty_list, description="one row per kernel, attribute and loader entry")
     discrepancies: int = Field(default=0, description="checks not ok plus loader entries that failed")
     findings: list[Finding] = Field(default_factory=empty_list, description="what fails the check, each with a stable id")
+    tvm_ffi_launches: list[LaunchFeasibility] = Field(default_factory=empty_list, description="TVM-FFI: each launch "
+                                                        "the call made, judged on every device profile (as `trace` "
+                                                        "shows it): whether each profile's device runs the GPU binary "
+                                                        "and accepts the launch; empty for a CuTe-ABI export (check "
+                                                        "runs its loaders, not its launch)")
     error: str | None = Field(default=None, description="why the object could not be checked")
     exit_code: int = Field(description="0 no finding (or only acknowledged ones), 1 a new finding, 2 bad input, "
                            "3 a loader faulted (a new finding)")
@@ -165,7 +170,7 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
         device_count=count, profile=used, profile_source=source,
         profile_measured=load_profile(used).measured, metadata=metadata, unchecked=unchecked,
         loaders=loaders, checks=checks, discrepancies=failed + sum(c.status != "ok" for c in checks), findings=[],
-        error=None, exit_code=EXIT_OK))
+        tvm_ffi_launches=list(run.launch_feasibility) if run and chosen.ffi_name else [], error=None, exit_code=EXIT_OK))
     result.findings = object_findings(result)
     result.exit_code = object_exit_code(result)
     return result

@@ -93,9 +93,7 @@ def metadata_state(export, image) -> tuple[Metadata, str | None]:
     prefix = export.prefix
     if export.ffi_name:
         return "none by design (TVM-FFI)", (f"a TVM-FFI export carries no {prefix}_kernel_info: the attributes its "
-                                            "loaders set cannot be compared with requested ones; checked: the "
-                                            f"__tvm_ffi_{export.ffi_name} call with default arguments (its library "
-                                            "loads inside it), what it returned and raised")
+                                            "loaders set cannot be compared with requested ones")
     if export.format == "unknown":
         return "unknown format", ("the export's format is unknown, so its loaders were not run: "
                                   + UNKNOWN_CONVENTION.format(symbol=f"{prefix}_cuda_load", prefix=prefix))

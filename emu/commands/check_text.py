@@ -37,8 +37,10 @@ def show_object(result: ObjectCheck, baseline: bool = False) -> list[str]:
             f"({PROFILE_SOURCES[result.profile_source]}{published}), {result.device_count} device(s)): ")
     lines = [head + verdict(result)]
     lines += [f"  {l.entry} stopped: {l.fault}" if l.fault else f"  {loader_outcome(l)}"
-              for l in result.loaders if l.returned != 0]
-    if result.unchecked:
+              for l in result.loaders if l.returned != 0 and result.metadata != TVM_FFI]     # tvm_ffi_lines say it
+    if result.metadata == TVM_FFI:
+        lines += tvm_ffi_lines(result)
+    elif result.unchecked:
         lines.append(f"  not checked: {result.unchecked}")
     rows = [[c.kernel, f"{c.attribute} {c.attribute_name or '?'}", c.entry, str(c.expected), _shown(c.applied, c.error),
              _shown(c.state), c.status.upper() if c.status != "ok" else "ok"]
@@ -49,6 +51,44 @@ def show_object(result: ObjectCheck, baseline: bool = False) -> list[str]:
         lines.append("  kernel_info asks nothing to compare")
     lines += [f"  {line}" for line in show_findings(result.findings, baseline)]
     return lines
+
+
+TVM_FFI = "none by design (TVM-FFI)"
+
+
+def tvm_ffi_lines(result: ObjectCheck) -> list[str]:
+    """What a TVM-FFI object's check covered (the call: its result, its loads, each profile's answer to its launch)
+    and what it could not (no kernel_info to compare the attributes set with)."""
+    lines = []
+    for loader in result.loaders:
+        sets = loader.sets
+        applied = sum(s.ret == 0 for s in sets)
+        loads = (f"its library loaded inside it, {applied} of {len(sets)} kernel attribute set(s) applied" if sets
+                 else "no kernel attribute set")
+        outcome = f"stopped: {loader.fault}" if loader.returned is None else \
+            f"returned {loader.returned}, " + (f"raised {loader.raised['kind']}: {loader.raised['message']}"
+                                               if loader.raised else "raised nothing")
+        lines.append(f"  checked: the tvm_ffi call with default arguments on {result.profile}: {outcome}; {loads}")
+    for judged in result.tvm_ffi_launches:
+        lines.append(f"  checked: its launch (call {judged.call}, {judged.symbol}) on each device profile: "
+                     + "; ".join(_verdict(v) for v in judged.profiles))
+    if result.loaders and not result.tvm_ffi_launches:
+        lines.append("  not checked: its launch on each device profile: the call made no launch"
+                     + ("" if all(l.returned == 0 for l in result.loaders) else " (it failed before)"))
+    if result.unchecked:
+        lines.append(f"  not checked: {result.unchecked}")
+    return lines
+
+
+def _verdict(verdict) -> str:
+    published = "" if verdict.measured else " (published figures)"
+    return f"{verdict.profile} " + ("accepted" if verdict.accepted else f"{verdict.error_name} ({verdict.error})") + published
+
+
+def _launch_summary(result: ObjectCheck) -> str:
+    """`launch: h200 ok, a100 209, b200 209` for the summary table."""
+    return ", ".join("launch: " + ", ".join(f"{v.profile} {'ok' if v.accepted else v.error}" for v in judged.profiles)
+                     for judged in result.tvm_ffi_launches)
 
 
 def _shown(value: int | None, error: int | None = None) -> str:
@@ -88,6 +128,9 @@ UNCHECKED = {"none by design (4.3)": "attributes not checked: a 4.3 export has n
 def _details(result: ObjectCheck) -> str:
     if result.error or result.metadata == "checked":
         return discrepancy_summary(result)
+    if result.metadata == TVM_FFI:
+        call = "; ".join(loader_outcome(l) for l in result.loaders)
+        return "; ".join(filter(None, [call, _launch_summary(result), UNCHECKED[result.metadata]]))
     return ", ".join(filter(None, [UNCHECKED[result.metadata], discrepancy_summary(result)]))
 
 
@@ -113,10 +156,12 @@ def show_check(result: CheckResult, directories: bool) -> list[str]:
         lines += ([""] if lines else []) + show_summary(result, with_findings=directories)   # else under each object
     if result.baseline is not None:
         lines += [""] + show_baseline(result.baseline)
-    return lines + ["", LAUNCH_NOTE]
+    cute_abi = any(o.metadata != TVM_FFI for o in result.objects)      # a TVM-FFI check shows its launch itself
+    return lines + (["", LAUNCH_NOTE] if cute_abi else [])
 
 
 # check runs the loaders only: judging the launch would run each launch wrapper with arguments check does not have
 # (and can fail to build them), at several times check's per-object cost: `trace` judges each launch it runs.
 LAUNCH_NOTE = ("launch feasibility per device profile (h200, a100, b200) is in `python -m emu trace OBJECT`: "
-               "check runs the loaders, not the launch (a TVM-FFI export's call, loads and launch, runs whole)")
+               "check runs a CuTe-ABI export's loaders, not its launch (a TVM-FFI export's call, loads and launch, "
+               "runs whole, and its check shows the launch)")

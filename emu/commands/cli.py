@@ -175,11 +175,13 @@ def _run(args) -> int:
 
 def _trace(args) -> int:
     if args.devices is None and not args.arg and not args.args:   # nothing else can fail before the first object is read
-        _readable(args.objects[0])
+        _readable(args.objects[0], "trace")
     from .launch_args import launch_args_from_cli
 
     runtime = {"profile": args.profile, **({"device_count": args.devices} if args.devices is not None else {})}
     launch_args = launch_args_from_cli(args.arg, args.args)
+    for path in args.objects:
+        _readable(path, "trace")
     import warnings
     from ..api import trace
     from ..errors import UnknownFormatWarning
@@ -222,7 +224,7 @@ def _print_json(value) -> None:
 
 
 def _inspect(args) -> int:
-    _readable(args.object)
+    _readable(args.object, "inspect")
     from .inspect import inspect_object, show_inspect
     results = inspect_object(args.object)
     if args.json and len(results) == 1:
@@ -234,12 +236,16 @@ def _inspect(args) -> int:
     return EXIT_OK
 
 
-def _readable(path: str) -> None:
-    """Fail as reading the object would, before importing the emulator: a path that does not resolve."""
+def _readable(path: str, command: str) -> None:
+    """Fail as reading the object would, before importing the emulator: a path that does not resolve; a folder
+    (a kernel cache, say) with the command that takes one."""
     try:
         os.stat(path)
     except OSError as error:                  # opening it would fail with the same error
         raise ObjectFormatError.unreadable(path, error) from None
+    if os.path.isdir(path):
+        raise ObjectFormatError(f"is a folder: `{command}` reads object files and shared libraries (`python -m emu "
+                                f"check {path}` checks every object under a folder, a kernel cache's too)", path=path)
 
 
 def _check(args) -> int:
@@ -272,7 +278,7 @@ def _numbers(text: str) -> list[int]:
 
 
 def _occupancy(args) -> int:
-    _readable(args.object)
+    _readable(args.object, "occupancy")
     from .occupancy import occupancy_object, show_occupancy
     result = occupancy_object(args.object, args.kernel, args.block, args.smem, args.carveout, args.profile)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_occupancy(result)))

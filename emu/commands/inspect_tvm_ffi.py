@@ -34,7 +34,11 @@ class TvmFfiInspection(Model):
     parameters: list[TvmFfiParameter] = Field(description="the signature's parameters, in order")
     device_type: str | None = Field(description="the one device type the entry's tensor checks expect (cuda, cpu); "
                                     "null when they name none or several")
-    env_stream: bool = Field(description="true when the entry asks TVMFFIEnvGetStream for its stream (no Stream parameter)")
+    env_stream: bool = Field(description="true when the entry calls TVMFFIEnvGetStream (it imports it). Whether the "
+                             "launch uses its answer the object does not say: with a Stream parameter the launch uses "
+                             "the parameter (the entry may ask TVMFFIEnvGetStream all the same); without one, the "
+                             "framework's stream if the kernel was compiled with make_fake_stream("
+                             "use_tvm_ffi_env_stream=True), else the default stream; `trace` shows the launch's stream")
     not_carried: list[str] = Field(description="what this form does not carry, and what that means for emu")
 
 
@@ -58,10 +62,19 @@ def tvm_ffi_lines(found: TvmFfiInspection) -> list[str]:
              f"  signature (quoted by the entry): {found.signature or 'not in the object'}"]
     lines += [f"    {p.name}: {p.type} [{p.kind}]" for p in found.parameters]
     lines.append(f"  tensors checked for device type: {found.device_type or 'none, or several'}")
-    lines.append("  stream: " + ("from TVMFFIEnvGetStream (the framework's current stream)" if found.env_stream
-                                 else "a Stream parameter" if any(p.kind == "stream" for p in found.parameters)
-                                 else "none"))
+    lines.append(f"  stream: {stream_text(found)}")
     lines.append(f"  launch function: {found.launch_function or 'none'}")
     lines.append("  not carried by this form:")
     lines += [f"    {text}" for text in found.not_carried]
     return lines
+
+
+def stream_text(found) -> str:
+    """Where the launch's stream comes from, as far as the object tells (see `env_stream`)."""
+    if any(p.kind == "stream" for p in found.parameters):
+        return "the Stream parameter" + (" (the entry also asks TVMFFIEnvGetStream, whose answer does not choose the "
+                                         "launch's stream)" if found.env_stream else "")
+    if found.env_stream:
+        return ("no Stream parameter: the framework's current stream (TVMFFIEnvGetStream) if the kernel was compiled "
+                "with make_fake_stream(use_tvm_ffi_env_stream=True), else the default stream (trace shows which)")
+    return "no Stream parameter and no TVMFFIEnvGetStream: the default stream"

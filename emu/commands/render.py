@@ -1,16 +1,17 @@
 """Human-readable text for calls, patterns and runs (enum numbers shown with their names)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from stub_models import recorded_model
 from stub_models.enums import CudaError, enum_label
 
 from ..run.trace import CallRecord, ObjectRun
 
 
 def param_kinds(symbol: str) -> dict[str, Any]:
-    from ..stubs.dispatch import stub_model
-    model = stub_model(symbol)
+    model = recorded_model(symbol)
     return {p.name: p.c for p in model.params()} if model else {}
 
 
@@ -60,20 +61,40 @@ def show_ret(value: int) -> str:
     return enum_label(CudaError, value) if value else "0 SUCCESS"
 
 
+NO_IMAGE = "cudaErrorNoKernelImageForDevice"
+VOID_ENTRY = "process_exit"             # a TVM-FFI export's destructor: a void function (EntryRun.returned 0)
+_VOID = re.compile(r"void\s+\w")          # `void f(...)`, not `void *f(...)`
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFF_FFFF
+    return value - (1 << 32) if value & 0x8000_0000 else value
+
+
 def show_call(call: CallRecord, with_caller: bool = True) -> str:
-    kinds = param_kinds(call.symbol)
-    args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
-                     if kinds.get(name) is None or kinds[name].kind != "out")
-    from ..stubs.dispatch import stub_model
-    api = getattr(stub_model(call.symbol), "api", None)
+    """`symbol(args) -> result  => *outputs`: by the call's model (a stub's, or a helper's inner runtime call's,
+    stub_models.recorded_model): pointers in hex, enums named, a void function's result left out, a function
+    returning text (cudaGetErrorName) shown with the text it returned."""
+    model = recorded_model(call.symbol)
+    kinds = {p.name: p.c for p in model.params()} if model else {}
+    api = getattr(model, "api", None)
     libc = api == "libc"
+    text_result = getattr(model, "returns_text", False) and "text" in call.args
+    args = ", ".join(f"{name}={show_value(value, kinds.get(name))}" for name, value in call.args.items()
+                     if (kinds.get(name) is None or kinds[name].kind != "out") and not (text_result and name == "text"))
     if libc and "text" in call.args:              # output: the text written says it all
         args = ", ".join([f"{k}={show_value(v, kinds.get(k))}" for k, v in call.args.items() if k not in ("format", "s", "text")]
                          + [f"text={call.args['text']!r}"])
-    text = f"{call.symbol}({args}) -> {call.ret:#x}" if (libc and call.ret > 0xFFFF) or api == "tvm_ffi" else \
-        f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
-    if api == "tvm_ffi" and stub_model(call.symbol).prototype.startswith("void "):
-        text = text.rsplit(" -> ", 1)[0]              # a void setter returns nothing to show
+    if text_result:
+        text = f"{call.symbol}({args}) -> {call.args['text']!r}"
+    elif model is not None and _VOID.match(model.prototype):
+        text = f"{call.symbol}({args})"               # a void function returns nothing to show
+    elif (libc and call.ret > 0xFFFF) or api == "tvm_ffi":
+        text = f"{call.symbol}({args}) -> {call.ret:#x}"
+    elif model is not None and model.prototype.startswith("int "):    # init_library_once: 0, or -1 with an error raised
+        text = f"{call.symbol}({args}) -> {_int32(call.ret)}"
+    else:
+        text = f"{call.symbol}({args}) -> {call.ret if libc else show_ret(call.ret)}"
     if call.outputs:
         text += "  => " + ", ".join(f"*{k}={show_value(v, kinds.get(k) if kinds.get(k) and kinds[k].pointee == 'handle' else None)}"
                                     for k, v in call.outputs.items())
@@ -96,13 +117,19 @@ def show_run(run: ObjectRun) -> list[str]:
         tvm_ffi = entry.entry == "tvm_ffi"
         result = (str(entry.returned) if tvm_ffi else show_ret(entry.returned)) if entry.fault is None \
             else f"FAULT {entry.fault.kind}"
-        lines.append(f"  {label} {entry.function} -> {result}" if tvm_ffi else f"  {label} -> {result}")
+        if entry.entry == VOID_ENTRY:       # the destructor returns nothing: say that it ran to its end
+            lines.append(f"  {label} {entry.function} -> " + ("returned (void)" if entry.fault is None else result))
+        else:
+            lines.append(f"  {label} {entry.function} -> {result}" if tvm_ffi else f"  {label} -> {result}")
         if entry.launch:
             lines.append(f"    {show_tvm_ffi_args(entry.launch) if tvm_ffi else show_launch_args(entry.launch)}")
-        for call in run.calls[entry.first_call:entry.end_call]:
-            lines.append(f"    {show_call(call)}")
+        for depth, call in nested(run.calls[entry.first_call:entry.end_call]):
+            lines.append(f"    {'  ' * depth}{show_call(call)}")
         if tvm_ffi and entry.fault is None:
             lines.append(f"    {show_tvm_ffi_outcome(entry)}")
+            if entry.raised is not None and run.state.load_error and NO_IMAGE in entry.raised["message"]:
+                # why the load inside the call failed, and which profile would run the binary
+                lines.append(f"    on profile {run.state.profile}: {run.state.load_error}")
         for judged in run.launch_feasibility:
             if entry.first_call <= judged.call < entry.end_call:
                 lines.extend(show_feasibility(judged))
@@ -110,6 +137,25 @@ def show_run(run: ObjectRun) -> list[str]:
         if entry.fault is not None:
             lines.extend(show_fault_lines(entry.fault))
     return lines
+
+
+def nested(calls: list[CallRecord]) -> list[tuple[int, CallRecord]]:
+    """The calls in the order they were made, each with its depth: a stub that calls back (its `inner_calls`
+    recorded just before it, as the native runs print it) comes before the calls made inside it, one deeper."""
+    nodes: list[tuple[CallRecord, list, int]] = []          # (call, its inner nodes, calls it covers)
+    for call in calls:
+        inner, covered = [], 0
+        while covered < call.inner_calls and nodes:
+            node = nodes.pop()
+            inner.insert(0, node)
+            covered += node[2]
+        nodes.append((call, inner, covered + 1))
+
+    def flat(items, depth: int):
+        for call, inner, _ in items:
+            yield depth, call
+            yield from flat(inner, depth + 1)
+    return list(flat(nodes, 0))
 
 
 def show_feasibility(judged) -> list[str]:

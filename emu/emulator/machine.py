@@ -366,11 +366,32 @@ class Machine:
 
 
 _MACHINES: dict[str, Machine] = {}
+# Every shared library lays out at the one library base (emu.binary.elf.shared), so two libraries run in turn in one
+# emulator would each unmap the other and lose their translated code (about 4x the run of the `.o` they were linked
+# from).  Each library gets an emulator of its own instead, up to this many per architecture (about 3 MiB each, plus
+# its translations): past it, the one used longest ago is handed to the next library (its mapping replaces the old).
+MAX_LIBRARY_MACHINES = 16
+_LIBRARY_MACHINES: dict[str, dict[str, Machine]] = {}      # arch -> library sha256 -> its emulator, used longest ago first
 
 
-def machine_for(arch: Architecture) -> Machine:
-    """The process-wide emulator for an architecture (created on first use)."""
+def machine_for(arch: Architecture, image: LoadedBinary | None = None) -> Machine:
+    """The process-wide emulator for an architecture (created on first use); for a shared library `image`, the
+    emulator kept for that library (objects and libraries run in turn then never swap each other's mapping)."""
+    if image is not None and "library" in image.extras:
+        return _library_machine(arch, image.sha256)
     machine = _MACHINES.get(arch.name)
     if machine is None:
         machine = _MACHINES[arch.name] = Machine(arch)
+    return machine
+
+
+def _library_machine(arch: Architecture, sha256: str) -> Machine:
+    machines = _LIBRARY_MACHINES.setdefault(arch.name, {})
+    machine = machines.pop(sha256, None)               # used again: now the most recently used
+    if machine is None:
+        if machines and len(machines) >= MAX_LIBRARY_MACHINES:
+            machine = machines.pop(next(iter(machines)))
+        else:
+            machine = Machine(arch)
+    machines[sha256] = machine
     return machine

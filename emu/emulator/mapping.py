@@ -5,10 +5,14 @@ read-only data in a content-chosen slot (emu.binary.memory_map, emu.binary.elf.r
 slots of the object that ran before are only made inaccessible, so Unicorn's translations
 of its code survive for the next time it runs, nothing is unmapped and mapped again when
 sizes differ, and a stray access into them still faults (up to `MAX_HELD_SLOTS` per class: then the slot
-used longest ago is unmapped).  The other classes keep their
-mapping while the next segment has the same size and are rewritten only when their bytes
-differ (writable data always, since a run changes it).  Rewriting code drops Unicorn's
-translations of the bytes that changed (it does not always drop those made from the old
+used longest ago is unmapped).  The segments without a slot (an object's data at its fixed address, a
+shared library's segments where emu.binary.elf.shared lays it out) are held the same way, by address (up to
+`MAX_HELD_SLOTS`): a library run between objects in one emulator keeps its code mapped and translated.  Such
+a region serves the next segment at its address with the same size and permissions, and is unmapped when a
+segment of another layout overlaps it (two libraries at the one library base replace each other, which is
+why emu.emulator.machine gives each library an emulator of its own).  A region that serves again is
+rewritten only when its bytes differ from the segment's (writable data always, since a run changes it).
+Rewriting code drops Unicorn's translations of the bytes that changed (it does not always drop those made from the old
 bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
 translation's space in Unicorn's code buffer comes back only when the whole buffer is
 flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
@@ -29,6 +33,10 @@ FLUSH_AFTER_REWRITES = 64
 # so that `check` of a directory of thousands of exports does not slow down object by object.
 # A warm loop over fewer distinct objects than this keeps every translation.
 MAX_HELD_SLOTS = 128
+
+
+def _overlaps(region: HostBacked, segment: Segment) -> bool:
+    return region.address < segment.address + len(segment.data) and segment.address < region.end
 
 
 def changed_ranges(old: bytes, new: bytes, chunk: int = 64) -> list[tuple[int, int]]:
@@ -54,7 +62,9 @@ class ImageMapping:
 
     def __init__(self, uc: Uc) -> None:
         self.uc = uc
-        self._mapped: dict[int, tuple[HostBacked, bytes]] = {}     # address -> (region, bytes last written)
+        # address -> (region, bytes last written, permissions), the image's and those held inaccessible, used longest ago first
+        self._mapped: dict[int, tuple[HostBacked, bytes, int]] = {}
+        self._active_regions: list[int] = []      # the addresses in _mapped that the image loaded last maps
         self._code_slots: dict[int, bytes] = {}                    # code slot address -> code bytes mapped there
         self._active_code: int | None = None
         self._rodata_slots: dict[int, tuple[HostBacked, bytes]] = {}   # read-only slot address -> (region, bytes)
@@ -88,31 +98,57 @@ class ImageMapping:
         elif self._active_rodata is not None:
             self._active_rodata.protect(self.uc, UC_PROT_NONE)
             self._active_rodata = None
-        self._map_regions(wanted)
+        self._map_regions(wanted, image.segments)
         return code
 
-    def _map_regions(self, wanted: dict[int, Segment]) -> None:
-        """The segments without a slot, by address: an object's classes at their fixed addresses, a library's
-        segments where it is laid out."""
-        for address in list(self._mapped):
-            region = self._mapped[address][0]
+    def _map_regions(self, wanted: dict[int, Segment], segments: list[Segment]) -> None:
+        """The segments without a slot: an object's classes at their fixed addresses, a library's segments where
+        it is laid out.  A region the next image does not want is held, inaccessible, as a slot is (a library
+        run between objects keeps its translations); one that a wanted segment overlaps without matching it
+        (address, size, permissions) is unmapped (`segments`: all the image's, slots' too)."""
+        mapped = self._mapped
+        for address in list(mapped):
+            region, _, perms = mapped[address]
             segment = wanted.get(address)
-            if segment is None or segment.perms != region.perms or len(segment.data) != region.size:
-                del self._mapped[address]
-                region.unmap(self.uc)
-        for address, segment in wanted.items():
-            perms = segment.perms
-            current = self._mapped.get(address)
-            if current is None:
-                region = HostBacked(self.uc, segment.address, len(segment.data), perms)
-            elif current[1] == segment.data and not perms & PERM_W:
+            if segment is not None and segment.perms == perms and len(segment.data) == region.size:
                 continue
+            if segment is not None or any(_overlaps(region, other) for other in segments):
+                self._unmap_region(address)
+            elif address in self._active_regions:
+                region.protect(self.uc, UC_PROT_NONE)
+        self._active_regions = [address for address in self._active_regions if address in wanted and address in mapped]
+        for address, segment in wanted.items():
+            held = mapped.pop(address, None)              # entered again: now the most recently used
+            if held is None:
+                while len(mapped) >= MAX_HELD_SLOTS:
+                    self._unmap_region(next(iter(mapped)))
+                region = HostBacked(self.uc, address, len(segment.data), segment.perms)
+                region.view[:] = segment.data
             else:
-                region = current[0]
-            region.view[:] = segment.data
-            if current is not None and perms & PERM_X:
-                self.drop_translations(segment.address, [(0, len(segment.data))])
-            self._mapped[address] = (region, segment.data)
+                region = held[0]
+                if address not in self._active_regions:
+                    region.protect(self.uc, segment.perms)
+                self._rewrite(region, held[1], segment)
+            mapped[address] = (region, segment.data, segment.perms)
+        self._active_regions = list(wanted)
+
+    def _rewrite(self, region: HostBacked, written: bytes, segment: Segment) -> None:
+        """Put `segment`'s bytes in its region, which holds the bytes `written` last: writable data always (a run
+        changes it), other bytes where they differ, as a slot's; code's translations of the ranges that changed go."""
+        data = segment.data
+        if segment.perms & PERM_W:
+            region.view[:] = data
+        elif written != data:                 # the same image again: the same bytes object, compared at once
+            region.view[:] = data
+            if segment.perms & PERM_X:
+                self.drop_translations(region.address, changed_ranges(written, data))
+
+    def _unmap_region(self, address: int) -> None:
+        """Unmap a region of `_mapped`; code's translations go too (Unicorn does not always drop them itself)."""
+        region, _, perms = self._mapped.pop(address)
+        if perms & PERM_X:
+            self.drop_translations(address, [(0, region.size)])
+        region.unmap(self.uc)
 
     def _enter_code_slot(self, code: Segment) -> None:
         address, data = code.address, code.data

@@ -80,7 +80,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     if entries is None:
         entries = TVM_FFI_ENTRIES if export.ffi_name else DEFAULT_ENTRIES
     arch = architecture(image.arch)
-    machine = machine_for(arch)
+    machine = machine_for(arch, image)
     machine.load(*_bound(image))
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
@@ -248,7 +248,8 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
     count = runtime.config.device_count
     dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
                                                         symbol=HEADER_DEVICE_COUNT, args={}, outputs={"count": count},
-                                                        ret=0, injected=False, caller="header Kernel_Module_Load")))
+                                                        ret=0, injected=False, caller="header Kernel_Module_Load",
+                                                        inner_calls=0)))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
         session.machine.host.write(session.device_slot, struct.pack("<i", device))

@@ -13,7 +13,8 @@ from .state import RuntimeSnapshot
 from ..emulator.faults import Fault     # noqa: F401 - part of the contract; defined where the emulator makes it
 from ..support.model import Model, empty_list
 
-TRACE_VERSION = 3          # 2: every run names its export (`export`); 3: a tvm_ffi entry's `raised` error
+TRACE_VERSION = 4          # 2: every run names its export (`export`); 3: a tvm_ffi entry's `raised` error;
+                           # 4: each call's `inner_calls` (the calls made inside a stub that calls back)
 
 
 class CallRecord(Model):
@@ -27,6 +28,9 @@ class CallRecord(Model):
     ret: int = Field(description="the value returned (a cudaError_t / CUresult)")
     injected: bool = Field(default=False, description="true when the scenario injected this return value")
     caller: str = Field(description="the return address as function+offset inside the object")
+    inner_calls: int = Field(default=0, description="how many calls were made inside this one, recorded just before it: "
+                             "a stub that calls back into the object (cuda_dialect_init_library_once runs its loaders) "
+                             "is recorded when it returns, after them, as a native run sees it; 0 for any other call")
 
 
 class EntryRun(Model):

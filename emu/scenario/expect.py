@@ -50,6 +50,10 @@ def matches(pattern: CallPattern, call: CallRecord) -> bool:
     return pattern.ret is None or enum_value(CudaError, pattern.ret) == call.ret
 
 
+def _raised_text(want) -> str:
+    return "nothing raised" if want == "nothing" else want.show()
+
+
 def _show_arg(value, kind) -> str:
     try:
         return show_value(_resolve(value, kind), kind)
@@ -159,10 +163,21 @@ class Checker:
             summary = f"the trace equals the {len(actual)} expected calls"
         self.add("exact_calls", ok, summary, diff)
 
-    def _returns(self, returns: dict[str, int | str]) -> None:
+    def _returns(self, returns: dict) -> None:
         bad = []
         for name, code in returns.items():
             plain = name == "tvm_ffi"          # an int32 of TVM-FFI's, not a cudaError_t
+            if isinstance(code, list):         # tvm_ffi, call by call
+                runs = [e for e in self.run.entries if e.entry == name]
+                for number, want in enumerate(code, 1):
+                    if want is None:
+                        continue
+                    if number > len(runs):
+                        bad.append(f"- {name} call {number} -> {want}: the call did not run")
+                    elif runs[number - 1].returned != want:
+                        got = runs[number - 1].returned
+                        bad.append(f"- {name} call {number} -> {want}, got {'a fault' if got is None else got}")
+                continue
             want = int(code) if plain else enum_value(CudaError, code)
             show = str if plain else show_ret
             runs = [e for e in self.run.entries if e.entry == name]
@@ -173,16 +188,28 @@ class Checker:
         self.add("returns", not bad, "every entry returned as required" if not bad else f"{len(bad)} entry result(s) differ", bad)
 
     def _raises(self, expected) -> None:
-        """Every tvm_ffi run raised `expected` (or nothing, for "nothing"), as Python would see it raised."""
+        """Every tvm_ffi run raised `expected` (or nothing, for "nothing"), as Python would see it raised; a list
+        expects call by call (null: not checked)."""
         runs = [e for e in self.run.entries if e.entry == "tvm_ffi"]
-        want = "nothing raised" if expected == "nothing" else expected.show()
-        shown = lambda e: "a fault" if e.fault else (f"{e.raised['kind']}: {e.raised['message']}" if e.raised  # noqa: E731
-                                                      else "nothing raised")
-        bad = [f"- tvm_ffi -> {want}, got {shown(e)}" for e in runs
-               if e.fault or not (e.raised is None if expected == "nothing" else expected.holds(e.raised))]
-        if not runs:
-            bad.append(f"- tvm_ffi -> {want}: the entry did not run")
-        self.add("raises", not bad, f"every tvm_ffi call: {want}" if not bad else f"{len(bad)} tvm_ffi call(s) differ", bad)
+        per_call = isinstance(expected, list)
+        wants = expected if per_call else [expected] * max(len(runs), 1)
+        bad = []
+        for number, want in enumerate(wants, 1):
+            if want is None:
+                continue
+            label = f"tvm_ffi call {number}" if per_call else "tvm_ffi"
+            text = _raised_text(want)
+            if number > len(runs):
+                bad.append(f"- {label} -> {text}: the {'call' if per_call else 'entry'} did not run")
+                continue
+            run = runs[number - 1]
+            if run.fault or not (run.raised is None if want == "nothing" else want.holds(run.raised)):
+                got = "a fault" if run.fault else (f"{run.raised['kind']}: {run.raised['message']}" if run.raised
+                                                   else "nothing raised")
+                bad.append(f"- {label} -> {text}, got {got}")
+        summary = ("tvm_ffi calls: " + "; ".join("not checked" if w is None else _raised_text(w) for w in wants)) \
+            if per_call else f"every tvm_ffi call: {_raised_text(expected)}"
+        self.add("raises", not bad, summary if not bad else f"{len(bad)} tvm_ffi call(s) differ", bad)
 
     def _state(self, expectations) -> None:
         bad, checked = [], 0

@@ -79,11 +79,13 @@ class Expectations(Block):
     calls_any_order: list[CallPattern] = Field(default_factory=empty_list, description="calls that must each appear, in any order")
     no_calls: list[CallPattern] = Field(default_factory=empty_list, description="calls that must not appear")
     exact_calls: ExactCalls | None = Field(default=None, description="the whole (filtered) trace, call for call")
-    returns: dict[str, int | str] = Field(default_factory=dict, description="entry name -> required return code (every run of that entry; "
-                                          "tvm_ffi: the int32 it returns, 0 or -1)")
-    raises: RaisedExpectation | Literal["nothing"] | None = Field(
+    returns: dict[str, int | str | list[int | None]] = Field(
+        default_factory=dict, description="entry name -> required return code (every run of that entry; tvm_ffi: the "
+        "int32 it returns, 0 or -1, or a list of them, one per tvm_ffi entry of `entries` in order, null: unchecked)")
+    raises: RaisedExpectation | Literal["nothing"] | list[RaisedExpectation | Literal["nothing"] | None] | None = Field(
         default=None, description="every tvm_ffi entry run must raise this error ({kind, message} exact, or {kind, "
-        "message_contains}), or `nothing`: no error raised")
+        "message_contains}), or `nothing`: no error raised; or a list, one item per tvm_ffi entry of `entries` in "
+        "order (null: that call is not checked), for a scenario whose calls differ (the first fails, the second works)")
     state: list[StateExpectation] = Field(default_factory=empty_list, description="kernel attributes the runtime must hold after the run")
     fault: str | None = Field(default=None, description="require the run to stop with this fault kind (e.g. missing_stub) instead of returning")
 
@@ -96,7 +98,7 @@ class Expectations(Block):
             no_calls=self.no_calls + other.no_calls,
             exact_calls=other.exact_calls or self.exact_calls,
             returns={**self.returns, **other.returns},
-            raises=other.raises or self.raises,
+            raises=other.raises if other.raises is not None else self.raises,
             state=self.state + other.state,
             fault=other.fault or self.fault,
         )

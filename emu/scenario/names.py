@@ -89,12 +89,25 @@ def check_names(scenario: Scenario, lines: dict, path: str) -> None:
                 if isinstance(code, str) and not code.lstrip("-").isdigit():
                     raise fail(lines, prefix + ("returns", name), f"tvm_ffi returns an int32 (0, or -1 with an error "
                                f"raised), not {code!r}", path)
+                _per_call(code, sum(n == "tvm_ffi" for n in ran), prefix + ("returns", name), lines, path)
                 continue
+            if isinstance(code, list):
+                raise fail(lines, prefix + ("returns", name), f"one return code for every run of {name}: a list, one "
+                           "per call, is for tvm_ffi", path)
             _check_enum(CudaError, code, prefix + ("returns", name), lines, path)
         if expect.raises is not None:
             entry("tvm_ffi", prefix + ("raises",), set(ran))
+            _per_call(expect.raises, sum(name == "tvm_ffi" for name in ran), prefix + ("raises",), lines, path)
         for index, state in enumerate(expect.state):
             _check_enum(FuncAttribute, state.attribute, prefix + ("state", index, "attribute"), lines, path, member=True)
+
+
+def _per_call(expected, calls: int, where: tuple, lines: dict, path: str) -> None:
+    """A list expects the tvm_ffi calls one by one: as many items as the scenario makes calls."""
+    if isinstance(expected, list) and len(expected) != calls:
+        raise fail(lines, where, f"a list of {len(expected)} expectation(s), one per tvm_ffi call, but the scenario "
+                   f"makes {calls} tvm_ffi call(s) (null leaves a call unchecked; a single expectation applies to "
+                   "every call)", path)
 
 
 def _check_enum(enum, value, where: tuple, lines: dict, path: str, member: bool = False) -> None:
@@ -112,8 +125,8 @@ def _check_enum(enum, value, where: tuple, lines: dict, path: str, member: bool 
 
 def _check_pattern(pattern: CallPattern, where: tuple, lines: dict, path: str) -> None:
     """Argument names in call patterns must be the stub model's parameter names, enum values its enum's."""
-    from stub_models import model_of
-    model = model_of(pattern.symbol)
+    from stub_models import recorded_model
+    model = recorded_model(pattern.symbol)
     if model is None:
         if pattern.args or pattern.outputs:
             raise fail(lines, where, f"{pattern.symbol} has no stub model, so its arguments cannot be matched", path)
@@ -182,8 +195,8 @@ def _absent(export, image, entry: str) -> str | None:
     """What the export lacks to run `entry`, or None."""
     from ..dsl.entries import KINDS
     from ..dsl.generations import FORMATS
-    if entry == "process_exit" and not export.ffi_name:
-        return "destructor (process_exit runs a TVM-FFI export's unload at exit)"
+    if entry == "process_exit":                # the destructor every TVM-FFI export registers (.fini_array)
+        return None if export.ffi_name else "destructor (process_exit runs a TVM-FFI export's unload at exit)"
     if entry == "tvm_ffi" or (entry == "launch" and export.ffi_name):
         if not export.ffi_name:
             return "__tvm_ffi_<name> entry (it is a CuTe-ABI export: its launch entry is `launch`)"
@@ -202,7 +215,8 @@ def _absent(export, image, entry: str) -> str | None:
 
 
 def _check_symbols(scenario: Scenario, index: int, image, object_path: str, lines: dict, path: str) -> None:
-    """Each symbol named must be one a stub family models, one the object leaves undefined, or the header's call."""
+    """Each symbol named must be one a stub family models, one the object leaves undefined, the header's call, or a
+    runtime call a helper the object imports makes inside itself; an injected error only where the call returns one."""
     from ..dsl.entries import HEADER_DEVICE_COUNT
     from ..stubs.families import families, provides
     named = [(("runtime", "errors", i, "symbol"), error.symbol) for i, error in enumerate(scenario.runtime.errors)]
@@ -211,9 +225,34 @@ def _check_symbols(scenario: Scenario, index: int, image, object_path: str, line
         if expect.exact_calls and expect.exact_calls.symbols:
             named += [(prefix + ("exact_calls", "symbols", i), s) for i, s in enumerate(expect.exact_calls.symbols)]
     undefined = {name for name in image.stub_symbols if name}
+    injected = {where for where, _ in named[:len(scenario.runtime.errors)]}
     for where, symbol in named:
-        if provides(symbol) or symbol in undefined or symbol == HEADER_DEVICE_COUNT:
+        inner = _inner_call(symbol, undefined)
+        if inner is not None and where in injected and not inner.injectable:
+            raise fail(lines, where, f"{symbol} returns a `const char *` (the text {', '.join(inner.made_by)} puts in "
+                       f"the error it raises), not a cudaError_t: there is no error to inject into it", path)
+        if symbol == HEADER_DEVICE_COUNT and where in injected and inner is None:
+            raise fail(lines, where, f"{symbol} is called by module_load's header code (C outside the object), whose answer "
+                       f"emu records but cannot make fail; set runtime.device_count (0: no device) instead", path)
+        if provides(symbol) or symbol in undefined or symbol == HEADER_DEVICE_COUNT or inner is not None:
             continue
         known = undefined | {name for family in families() for name in family.models} | {HEADER_DEVICE_COUNT}
+        known |= {name for name in _inner_models() if _inner_call(name, undefined) is not None}
+        helpers = {helper for name in _inner_models() for helper in _inner_models()[name].made_by}
+        made = f" ({symbol} is called inside {', '.join(sorted(_inner_models()[symbol].made_by))}, which " \
+            f"{object_path} does not import)" if symbol in _inner_models() and not helpers & undefined else ""
         raise fail(lines, where, f"unknown symbol {symbol!r}: no stub models it and {object_path} does not import it, "
-                   f"so no call to it can happen{nearest(symbol, known)}", path)
+                   f"so no call to it can happen{made}{nearest(symbol, known)}", path)
+
+
+def _inner_models() -> dict:
+    from stub_models import INNER_CATALOGUE
+    return {name: INNER_CATALOGUE[name] for name in INNER_CATALOGUE}
+
+
+def _inner_call(symbol: str, undefined: set[str]):
+    """The model of a plain runtime call a cuda_dialect helper the object imports makes inside itself
+    (stub_models.inner: cudaGetDeviceCount, cudaGetErrorName/String, cudaLibraryUnload), else None."""
+    from stub_models import INNER_CATALOGUE
+    model = INNER_CATALOGUE.get(symbol)
+    return model if model is not None and undefined.intersection(model.made_by) else None

@@ -198,7 +198,7 @@ class StubDispatcher:
         arguments, shown = plan.decode(raw, uc)
         calls = self.calls
         record = {"index": len(calls), "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
-                  "ret": 0, "injected": False, "caller": caller}
+                  "ret": 0, "injected": False, "caller": caller, "inner_calls": 0}
         try:
             ret = plan.answer(self, uc, plan, arguments, record)
         except StubFailure:
@@ -213,10 +213,12 @@ class StubDispatcher:
         """The answer of a stub that calls guest code (the model's `calls_back`), as steps the machine runs
         (emu.emulator.guest_calls): its family's behaviour for the symbol is a generator taking the guest, which
         yields each GuestCall and returns `(error, outputs)`.  An injected error answers at once, calling nothing.
-        The call is recorded when it returns, after the calls made inside it."""
+        The call is recorded when it returns, after the calls made inside it (`inner_calls` of them), as the native
+        runs print it."""
         record = {"index": 0, "entry": self.entry, "symbol": symbol, "args": shown, "outputs": {},
-                  "ret": 0, "injected": False, "caller": caller}
+                  "ret": 0, "injected": False, "caller": caller, "inner_calls": 0}
         injected = self.injected(symbol) if self.injections else None
+        start = len(self.calls)
         if injected is not None:
             record["injected"], ret = True, injected
         else:
@@ -226,7 +228,7 @@ class StubDispatcher:
             if guest.told:
                 record["args"] = {**shown, **guest.told}
         self.set_return(uc, ret)
-        record["ret"], record["index"] = int(ret), len(self.calls)
+        record["ret"], record["index"], record["inner_calls"] = int(ret), len(self.calls), len(self.calls) - start
         self.calls.append(_record(record))
 
     def state(self, family: StubFamily):
@@ -243,7 +245,7 @@ class StubDispatcher:
                            "set runtime.missing_symbols: return_zero in the scenario to let it return 0")
         self.set_return(uc, 0)
         self.calls.append(_record(dict(index=len(self.calls), entry=self.entry, symbol=symbol,
-                                       args={}, outputs={}, ret=0, injected=False, caller=caller)))
+                                       args={}, outputs={}, ret=0, injected=False, caller=caller, inner_calls=0)))
 
     def injected(self, symbol: str) -> int | None:
         """The error injected into this call of `symbol` (scenario runtime.errors), counting it."""
@@ -291,4 +293,5 @@ class _StubGuest(StubLocals):
         """Record a call the stub made inside itself, as a call from the stub."""
         calls = self.dispatcher.calls
         calls.append(_record(dict(index=len(calls), entry=self.dispatcher.entry, symbol=symbol, args=args,
-                                  outputs=outputs or {}, ret=int(ret), injected=injected, caller=self.symbol)))
+                                  outputs=outputs or {}, ret=int(ret), injected=injected, caller=self.symbol,
+                                  inner_calls=0)))

@@ -1,7 +1,8 @@
 """The AVX unit's AVX-512 forms against an AVX-512 CPU (tests/data/avx512/cases.json).
 
-The forms are those LLVM emitted in real exports built for Sapphire Rapids, Skylake-SP and Zen 4
-(tests/data/avx512/README.md): compares into mask registers, mask logic, kmov to a general
+The forms are those LLVM emitted in real exports built for Sapphire Rapids, Skylake-SP and Zen 4, and in
+TVM-FFI objects built on an AVX-512 CPU (tests/data/avx512/README.md): compares into mask registers, mask
+logic, the mask unpacks kunpckbw/wd/dq (flash-attn-4's forward kernel), kmov to a general
 register, vpmovm2d/q, broadcast vpadd/vpsub, zmm moves, and the unsigned conversions.  Each case's
 bytes and the state the CPU left were recorded by tests/data/avx512/make_cases.py (command in the
 JSON) on a machine with AVX-512; these tests need neither.

@@ -61,7 +61,7 @@ def test_empty_file(tmp_path, capsys):
 
 
 def test_directory(tmp_path, capsys):
-    refused(capsys, tmp_path, "Is a directory")
+    refused(capsys, tmp_path, "is a folder")
 
 
 def test_nonexistent_path(tmp_path, capsys):

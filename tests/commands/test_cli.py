@@ -30,7 +30,7 @@ def test_run_json_is_the_documented_contract(cli):
     data = result.json()
     assert data["passed"] is True
     run = data["scenarios"][0]["runs"][0]
-    assert run["trace_version"] == 3 and run["arch"] == "x86_64" and run["export"] == run["prefix"] == "carveout_25"
+    assert run["trace_version"] == 4 and run["arch"] == "x86_64" and run["export"] == run["prefix"] == "carveout_25"
     assert all(entry["raised"] is None for entry in run["entries"])      # 3 added it: null outside a TVM-FFI call
     setter = next(c for c in run["calls"] if c["symbol"] == "_cudaFuncSetAttribute")
     assert setter["args"] == {"func": 2, "attr": 8, "value": 232448} and setter["ret"] == 0

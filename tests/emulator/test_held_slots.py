@@ -32,7 +32,7 @@ def test_slots_past_the_bound_are_unmapped_and_their_objects_still_run(monkeypat
     slots = {path: {s.perms: s.address for s in images.load_image(path)[0].segments} for path in paths}
     assert len({slot[PERM_R | PERM_X] for slot in slots.values()}) == len(paths)        # four different code slots
     machine = Machine(architecture("x86_64"))
-    monkeypatch.setattr(run, "machine_for", lambda _arch: machine)
+    monkeypatch.setattr(run, "machine_for", lambda _arch, _image=None: machine)
     monkeypatch.setattr(image_mapping, "MAX_HELD_SLOTS", 2)
     for _ in range(2):
         for path in paths:

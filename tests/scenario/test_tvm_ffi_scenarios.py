@@ -85,3 +85,70 @@ def test_arguments_by_name_for_a_tvm_ffi_export_are_bad_input_not_a_crash():
     result = run_cli("trace", str(DATA / "vec_scale.o"), "--arg", "x=1")
     assert result.code == 2 and "a TVM-FFI export takes its arguments as one positional list" in result.err
     assert "internal error" not in result.err
+
+
+def _scenario(tmp_path, runtime: str, expect: str = "") -> object:
+    path = tmp_path / "s.yaml"
+    path.write_text(f"objects: [{DATA / 'vec_scale.o'}]\nentries: [tvm_ffi, process_exit]\n"
+                    f"runtime:\n  errors: [{runtime}]\n" + (f"expect:\n{expect}" if expect else ""))
+    return run_cli("run", str(path))
+
+
+def test_the_runtime_calls_the_helpers_make_can_fail_by_injection(tmp_path):
+    """cuda_dialect_init_library_once's cudaGetDeviceCount and unload_library_once's cudaLibraryUnload honour an
+    injected error: the first raises the helper's RuntimeError, the second is dropped (its result is ignored)."""
+    count = _scenario(tmp_path, "{symbol: cudaGetDeviceCount, error: NO_DEVICE, every: true}",
+                      "  raises: {kind: RuntimeError, message: 'Got Cuda Runtime Error: cudaErrorNoDevice no CUDA-capable "
+                      "device is detected'}\n  calls_in_order: [{symbol: cudaGetErrorString, args: {error: NO_DEVICE}}]\n")
+    assert count.code == 0, count.out + count.err
+    unload = _scenario(tmp_path, "{symbol: cudaLibraryUnload, error: INVALID_RESOURCE_HANDLE}",
+                       "  calls_in_order: [{symbol: cudaLibraryUnload, ret: INVALID_RESOURCE_HANDLE}]\n")
+    assert unload.code == 0, unload.out + unload.err
+
+
+def test_the_error_text_functions_cannot_be_injected_and_say_why(tmp_path):
+    for symbol in ("cudaGetErrorName", "cudaGetErrorString"):
+        result = _scenario(tmp_path, f"{{symbol: {symbol}, error: INVALID_VALUE}}")
+        assert result.code == 2 and result.out == "", result.out
+        assert f"{symbol} returns a `const char *`" in result.err and "not a cudaError_t" in result.err
+        assert "line 4" in result.err and "runtime.errors.0.symbol" in result.err
+
+
+def test_inner_calls_are_unknown_to_an_object_without_the_helper(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"objects: [{fixture('x86_64', 'carveout_25')}]\nentries: [cuda_init]\n"
+                    "expect:\n  no_calls: [{symbol: cudaLibraryUnload}]\n")
+    result = run_cli("run", str(path))
+    assert result.code == 2 and "unknown symbol 'cudaLibraryUnload'" in result.err
+    assert "called inside cuda_dialect_unload_library_once, which" in result.err
+    path.write_text(f"objects: [{fixture('x86_64', 'carveout_25')}]\nentries: [module_load]\n"
+                    "runtime:\n  errors: [{symbol: cudaGetDeviceCount, error: NO_DEVICE}]\n")
+    header = run_cli("run", str(path))
+    assert header.code == 2 and "module_load's header code" in header.err and "runtime.device_count" in header.err
+
+
+def test_raises_can_expect_call_by_call(tmp_path):
+    """Two calls, the first with an int where the tensor goes (TypeError), the second with defaults (works)."""
+    base = (f"objects: [{DATA / 'vec_scale.o'}]\nentries:\n  - tvm_ffi: {{args: [{{int: 3}}, {{float: 2.0}}, "
+            "{stream: 0x5000}]}\n  - tvm_ffi\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(base + "expect:\n  raises: [{kind: TypeError, message_contains: expected Tensor}, nothing]\n")
+    held = run_cli("run", str(path))
+    assert held.code == 0 and "tvm_ffi calls: TypeError: ...expected Tensor...; nothing raised" in held.out, held.out
+    path.write_text(base + "expect:\n  raises: [nothing, null]\n")
+    first = run_cli("run", str(path))
+    assert first.code == 1 and f"- tvm_ffi call 1 -> nothing raised, got TypeError: {WRONG_TYPE}" in first.out
+    path.write_text(base + "expect:\n  raises: {kind: TypeError, message_contains: expected Tensor}\n")
+    every = run_cli("run", str(path))           # one expectation: every call, so the second call fails it
+    assert every.code == 1 and "- tvm_ffi -> TypeError: ...expected Tensor..., got nothing raised" in every.out
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [-1, 0]}\n")
+    assert run_cli("run", str(path)).code == 0
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [null, -1]}\n")
+    returned = run_cli("run", str(path))
+    assert returned.code == 1 and "- tvm_ffi call 2 -> -1, got 0" in returned.out, returned.out
+    path.write_text(base + "expect:\n  returns: {tvm_ffi: [0]}\n")
+    assert run_cli("run", str(path)).code == 2
+    path.write_text(base + "expect:\n  raises: [nothing]\n")
+    counted = run_cli("run", str(path))
+    assert counted.code == 2 and "line 6" in counted.err and "a list of 1 expectation(s), one per tvm_ffi call, but the " \
+        "scenario makes 2 tvm_ffi call(s)" in counted.err

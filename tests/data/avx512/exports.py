@@ -12,6 +12,12 @@ From the repository root (the corpus venv of tests/fixtures/realworld/build.py, 
        python tests/data/avx512/exports.py prepare DIR
        OUT=RESULTS bash tests/data/avx512/exports/run.sh           # on the AVX-512 machine
        python tests/data/avx512/exports.py collect RESULTS           # back here: <prefix>.calls.json
+4. TVM-FFI objects are always built for the CPU that compiles them (the DSL refuses --host-target with
+   --enable-tvm-ffi): on an AVX-512 machine, compile some recipes that way into DIR/tvm_ffi/, then list every
+   vector instruction in them that emu's AVX unit refuses (a linear sweep of each executable section, each
+   VEX/EVEX vector or mask instruction decoded by emu's decoder):
+       ../venvs/corpus/bin/python tests/data/avx512/exports.py export-tvm-ffi DIR RECIPE... --cutlass-examples ...
+       python tests/data/avx512/exports.py refused DIR/tvm_ffi
 The committed objects were built with nvidia-cutlass-dsl 4.8.0 on x86-64 (AMD EPYC, no AVX-512) and
 recorded natively on an Intel Xeon with AVX-512 (Sapphire Rapids: avx512_fp16), the project's device machine.
 """
@@ -58,12 +64,25 @@ def export_recipe(name: str, out: Path, examples: Path | None) -> None:
         (folder / f"{name}.args.json").write_text(json.dumps({"args": ctx.args}, indent=1) + "\n")
 
 
-def export_all(out: Path, examples: Path | None) -> None:
+def export_recipe_tvm_ffi(name: str, out: Path, examples: Path | None) -> None:
+    """In its own process: compile one recipe for TVM-FFI (host code for this machine's CPU) into out/tvm_ffi/."""
+    sys.path[:0] = [str(REALWORLD / "stand_ins"), str(REALWORLD), str(REALWORLD.parent)]
+    import cutlass.cute as cute
+    from recipe import Context
+    from recipes import ALL_RECIPES
+    fn, args, kwargs = ALL_RECIPES[name].build(Context(examples=examples))
+    compiled = cute.compile(fn, *args, **kwargs, options="--enable-tvm-ffi")
+    (out / "tvm_ffi").mkdir(parents=True, exist_ok=True)
+    compiled.export_to_c(str(out / "tvm_ffi" / f"{name}.o"), function_name=name)
+
+
+def export_all(out: Path, examples: Path | None, names: list[str] | None = None, verb: str = "export-one") -> None:
     sys.path[:0] = [str(REALWORLD), str(REALWORLD.parent)]
     from recipes import ALL_RECIPES
-    for name, recipe in ALL_RECIPES.items():
+    for name in names or ALL_RECIPES:
+        recipe = ALL_RECIPES[name]
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "CUTE_DSL_ARCH": recipe.gpu_arch, "CUTE_DSL_NO_CACHE": "1"}
-        command = [sys.executable, __file__, "export-one", name, str(out)] + (["--cutlass-examples", str(examples)] if examples else [])
+        command = [sys.executable, __file__, verb, name, str(out)] + (["--cutlass-examples", str(examples)] if examples else [])
         result = subprocess.run(command, env=env, capture_output=True, text=True)
         tail = (result.stdout + result.stderr).strip().splitlines()[-1:] if result.returncode else ""
         print(name, "exported" if result.returncode == 0 else f"FAILED {tail}", flush=True)
@@ -97,6 +116,40 @@ def evex_forms(obj: Path) -> collections.Counter:
                 tags.append("x16+")
             found[" ".join([insn.mnemonic, *tags])] += 1
     return found
+
+
+def refused_instructions(obj: Path) -> collections.Counter:
+    """'instruction: why' for each VEX/EVEX vector or mask instruction of obj's code that emu's AVX unit refuses."""
+    import lief
+    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
+    from emu.arch.x86_64.avx.decoder import Decoder
+    from emu.arch.x86_64.avx.errors import UnsupportedInstruction
+    from emu.arch.x86_64.avx.scan import is_vector_vex
+    cs, decoder, found = Cs(CS_ARCH_X86, CS_MODE_64), Decoder(), collections.Counter()
+    cs.skipdata = True
+    binary = lief.parse(str(obj))
+    for section in binary.sections:
+        if not section.flags & 0x4:                               # SHF_EXECINSTR
+            continue
+        for insn in cs.disasm(bytes(section.content), 0):
+            raw = bytes(insn.bytes)
+            if not insn.id or not is_vector_vex(raw, insn.mnemonic):
+                continue
+            try:
+                decoder.decode(raw, 0)
+            except UnsupportedInstruction as err:
+                found[str(err).replace(" at 0x0", "")] += 1
+    return found
+
+
+def refused(folder: Path) -> None:
+    sys.path.insert(0, str(ROOT))                                 # this checkout's emu
+    total = collections.Counter()
+    for obj in sorted(folder.rglob("*.o")):
+        found = refused_instructions(obj)
+        total.update(found)
+        print(f"{obj.relative_to(folder)}: " + ("; ".join(f"{k} x{n}" for k, n in sorted(found.items())) or "none refused"))
+    print("all:", "; ".join(f"{k} x{n}" for k, n in sorted(total.items())) or "none refused")
 
 
 def census(folder: Path) -> None:
@@ -147,6 +200,13 @@ def main() -> None:
         export_all(Path(rest[0]).resolve(), examples)
     elif verb == "export-one":
         export_recipe(rest[0], Path(rest[1]), examples)
+    elif verb == "export-tvm-ffi":
+        names = rest[1:rest.index("--cutlass-examples")] if "--cutlass-examples" in rest else rest[1:]
+        export_all(Path(rest[0]).resolve(), examples, names, "export-tvm-ffi-one")
+    elif verb == "export-tvm-ffi-one":
+        export_recipe_tvm_ffi(rest[0], Path(rest[1]), examples)
+    elif verb == "refused":
+        refused(Path(rest[0]))
     elif verb == "census":
         census(Path(rest[0]))
     elif verb == "prepare":

@@ -112,6 +112,28 @@ TO_FLOAT = CASES.pop()[1]
 for _mxcsr in MXCSR_MODES:
     CASES += [(f"unsigned_to_float_mxcsr_{_mxcsr:x}", TO_FLOAT), (f"float_to_unsigned_mxcsr_{_mxcsr:x}", TO_UNSIGNED),
               (f"float_to_unsigned_rest_mxcsr_{_mxcsr:x}", TO_UNSIGNED_REST)]
+# flash-attn-4's forward kernel built for TVM-FFI on an AVX-512 CPU: which power of two a 64-bit value is, from
+# eight compares per zmm, their masks joined by kunpckbw / kunpckwd (its tables, .rodata+128..511, written first)
+FA4_TABLES = [[(0x8000_0000_7FFF_0000 << k) & 0x8000_0000_7FFF_0000 | 0x8000_0000_0000_0000 for k in range(8)],
+              [(0x8000_0000_7FFF_FF00 << k) & 0x8000_0000_7FFF_FF00 | 0x8000_0000_0000_0000 for k in range(8)],
+              [(0x8000_0000_7FFF_FFFF << k) & 0x8000_0000_7FFF_FFFF | 0x8000_0000_0000_0000 for k in range(8)],
+              [1 << k for k in range(8)], [1 << (8 + k) for k in range(8)], [1 << (16 + k) for k in range(8)]]
+FA4_POWER_OF_TWO = "\n".join(
+    [f"mov rax, {v:#x}\nmov [rbx+{64 * t + 8 * k}], rax" for t, table in enumerate(FA4_TABLES) for k, v in enumerate(table)]
+    + [f"mov rax, {value:#x}\nvpbroadcastq zmm1, rax\nvpandq zmm2, zmm1, [rbx]\nvpandq zmm3, zmm1, [rbx+64]\n"
+       "vpandq zmm1, zmm1, [rbx+128]\nvpcmpeqq k0, zmm1, [rbx+192]\nvpcmpeqq k1, zmm3, [rbx+256]\n"
+       f"kunpckbw k0, k1, k0\nvpcmpeqq k1, zmm2, [rbx+320]\nkunpckwd k0, k1, k0\nkmovd eax, k0\nmov {out}, eax"
+       for value, out in ((0x8000, "r8d"), (0x800000, "r9d"), (1, "r10d"), (0x30000, "r12d"),
+                          (0x8000_0000_0000_0010, "r13d"))])
+# added after the cases above so that their seeded initial states stay the same:
+# kunpck, which flash-attn-4's forward kernel uses when its TVM-FFI object is built on an AVX-512 CPU
+CASES += [
+    ("fa4_power_of_two", FA4_POWER_OF_TWO),
+    ("mask_unpack", "kunpckbw k1, k2, k3\nkunpckwd k4, k5, k6\nkunpckdq k7, k0, k1\nkunpckbw k0, k0, k0\n"
+                    "kunpckwd k2, k2, k7\nkunpckdq k3, k3, k3\nkunpckbw k5, k6, k4"),
+    ("mask_unpack_then_kmov", "kunpckbw k0, k1, k0\nkunpckwd k1, k2, k0\nkmovd eax, k1\nkunpckdq k2, k1, k0\n"
+                              "kmovq rcx, k2\nkmovw edx, k0"),
+]
 
 # assembled only: forms the emulator must refuse (no export uses them), with why
 REFUSED = [

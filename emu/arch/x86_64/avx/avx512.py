@@ -5,7 +5,8 @@ use, besides the zmm moves semantics.py carries out, a few instructions that hav
 VEX form (tests/data/avx512/README.md lists what each real export holds):
 - integer compares into a mask register: vpcmpeq/gt d/q and vpcmp[u]d/q with a predicate
   (LLVM's floor division of a vector of int32 extents: `vpcmpneqd k0, ...; vpcmpgtd k1, ...`);
-- mask logic (kand/kandn/kor/kxnor/kxor/knot b/w/d/q) and kmov from a mask to a general register;
+- mask logic (kand/kandn/kor/kxnor/kxor/knot b/w/d/q), kunpckbw/wd/dq (flash-attn-4's forward kernel
+  built for TVM-FFI on an AVX-512 CPU) and kmov from a mask to a general register;
 - vpmovm2d/q: a mask to a vector of all-ones/zero elements;
 - vpadd/vpsub d/q with an embedded broadcast memory operand (`{1to4}`);
 - the unsigned conversions vcvtusi2ss/sd and vcvttss2usi/vcvttsd2usi (unsigned_convert.py).
@@ -104,6 +105,16 @@ def _mask_not(width: int):
     return handler
 
 
+def _mask_unpack(half: int):
+    """kunpckbw/wd/dq dst, src1, src2: the low `half` bits of src2, then those of src1 above them; the rest 0."""
+    low = (1 << half) - 1
+
+    def handler(vf: VectorFile, insn: Instruction) -> None:
+        dst, a, b = insn.ops
+        dst.write(vf, insn, (a.read(vf, insn) & low) << half | b.read(vf, insn) & low)
+    return handler
+
+
 def _mask_to_general(width: int):
     """kmov r32/r64, k: the low `width` bits, zero-extended."""
     full = (1 << width) - 1
@@ -184,6 +195,8 @@ _K, _V, _G, _M = MaskRegister, VectorRegister, GeneralRegister, Memory
 
 def _mask_form(name: str):
     """(handler, operand kinds) of a VEX-encoded mask instruction carried out, or None."""
+    if name in ("kunpckbw", "kunpckwd", "kunpckdq"):
+        return _mask_unpack(_WIDTH[name[-2]]), (_K, _K, _K)
     base, width = name[:-1], _WIDTH.get(name[-1])
     if width is None:
         return None
