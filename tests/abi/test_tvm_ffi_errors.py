@@ -71,18 +71,18 @@ def test_null_strides_where_the_code_reads_them_is_the_fault_with_its_location()
 
 
 def test_an_instruction_emu_cannot_carry_out_is_not_answered_with_host_target_for_tvm_ffi(tmp_path):
-    """A TVM-FFI object whose loader holds an instruction emu cannot carry out (kunpckbw, as fa4_forward_sm90's host
-    code does): the fault says so, and its advice does not tell a TVM-FFI export to use --host-target, which the DSL
-    refuses for that form (it says build on a CPU without the extension)."""
-    kunpckbw = bytes.fromhex("c5ed4bcb")                        # kunpckbw k1, k2, k3
+    """A TVM-FFI object whose loader holds an AVX-512 instruction emu cannot carry out (vpconflictd, AVX512CD, in
+    place of its zmm copies): the fault says so, and its advice does not tell a TVM-FFI export to use --host-target,
+    which the DSL refuses for that form (it says build on a CPU without the extension)."""
+    vpconflictd = bytes.fromhex("62f27d48c4c1")                 # vpconflictd zmm0, zmm1
     obj = ROOT / "tests" / "fixtures" / "tvm_ffi" / "own" / "add_shared.o"
     data = bytearray(obj.read_bytes())
     for offset, size, _ in host_cpu.avx512_sites(obj):
-        data[offset:offset + size] = kunpckbw + b"\x90" * (size - len(kunpckbw))
+        data[offset:offset + size] = vpconflictd + b"\x90" * (size - len(vpconflictd))
     (tmp_path / "add_shared.o").write_bytes(bytes(data))
     argset = native.committed("add_shared")[0]
     run = native.emu_run(tmp_path / "add_shared.o", argset)
     fault = run.entries[0].fault
-    assert fault.kind == "unsupported_instruction" and fault.instruction == "kunpckbw k1, k2, k3", fault
+    assert fault.kind == "unsupported_instruction" and fault.instruction == "vpconflictd zmm0, zmm1", fault
     assert "A TVM-FFI export (`__tvm_ffi_<name>`, --enable-tvm-ffi) cannot take --host-target" in fault.message
     assert "build it on a machine whose CPU lacks this instruction's extension" in fault.message

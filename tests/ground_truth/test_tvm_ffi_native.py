@@ -17,7 +17,8 @@ natively, emu's `process_exit` entry.
 
 Live: where `cc`, the apache-tvm-ffi wheel and nvidia-cutlass-dsl are installed (CI installs them with the
 `dsl` extra) the harness is rebuilt and every set rerun, and must reproduce the committed trace. The objects are
-host-native, built on an AVX-512 machine (all but own/vec_scale.o copy 64 bytes with zmm in their loaders): on a CPU
+host-native, built on an AVX-512 machine (all but own/vec_scale.o use zmm or mask registers, most only in their
+loaders' 64-byte copies; fa4_forward_sm90 in its entry too): on a CPU
 without AVX-512 a set that reaches such an instruction dies of SIGILL there, and must match the committed trace up
 to it; our own kernels are then rebuilt for this CPU (tests/fixtures/tvm_ffi/host_build.py, once per machine, about
 3 s) and emu must make the native run's calls on every set of THOSE objects. EMU_TEST_CPU_WITHOUT_AVX512=1 simulates
