@@ -250,6 +250,85 @@ def record_all() -> None:
     (SHARED / "MANIFEST.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
 
 
+# -- TVM-FFI entries: each export's `__tvm_ffi_<name>`, called as the `.o` ground truth calls vec_scale.o ---------
+# The exports are tests/data/tvm_ffi/build.py's vec_scale (tests/fixtures/tvm_ffi/own/vec_scale.o's kernel, same
+# signature): every argument set tests/fixtures/tvm_ffi/native/record.py derived for it, and for an sm_100a export
+# the two load failures it adds for one (the load refused; what an H200 answers, which emu gives from its h200 profile).
+TVM_FFI_SETS = "vec_scale"
+
+
+def tvm_ffi_libraries() -> list[dict]:
+    return [library for library in LIBRARIES if library["abi"] == "tvm_ffi"]
+
+
+def tvm_ffi_argument_sets(export: dict) -> list[dict]:
+    from tests.fixtures.tvm_ffi.native.record import ENV_STREAMS, H200_SM100A, LOAD_FAILURE
+    from tests.oracles import tvm_ffi_native
+    sets = tvm_ffi_native.argument_sets(TVM_FFI_SETS)
+    if export["name"].endswith("sm_100a"):
+        good = next(s for s in sets if s["name"] == "well_formed")["args"]
+        sets += [{"name": "load_failure", "args": good, "calls": 2, "inject": LOAD_FAILURE, "env_stream": ENV_STREAMS},
+                 {"name": "h200_refuses_sm100a", "args": good, "calls": 2, "inject": H200_SM100A, "profile": "h200",
+                  "env_stream": ENV_STREAMS}]
+    return sets
+
+
+def build_tvm_ffi_entry(library: dict, export: dict, work: Path, libs: dict) -> Path:
+    """tests/fixtures/tvm_ffi/native/harness.c linked with the library (tvm_ffi_native.build's `library` form: the
+    REAL libtvm_ffi.so and DSL runtime helpers, the recording stubs), calling `__tvm_ffi_<export>`."""
+    from tests.oracles import tvm_ffi_native
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "unmodelled.c").write_text(unmodelled_source())
+    return tvm_ffi_native.build(ROOT / export["object"], work, libs, library=ROOT / library["path"],
+                                export=export["name"], sources=(work / "unmodelled.c",))
+
+
+def record_tvm_ffi_entry(library: dict, export: dict, libs: dict, argsets: list[dict] | None = None) -> list[dict]:
+    """Every argument set run on the library's entry, each in a fresh process: the runs as tvm_ffi_native.run gives them."""
+    from tests.oracles import tvm_ffi_native
+    with tempfile.TemporaryDirectory(prefix="shared-tvm-ffi-") as work:
+        exe = build_tvm_ffi_entry(library, export, Path(work), libs)
+        return [tvm_ffi_native.run(exe, argset) for argset in (argsets or tvm_ffi_argument_sets(export))]
+
+
+def tvm_ffi_trace_path(library: dict) -> Path:
+    return ROOT / (library["path"].removesuffix(".so") + ".entry.json")
+
+
+def committed_tvm_ffi_runs(library: dict) -> dict[str, list[dict]]:
+    """export name -> [argument set with its native run under "native"]."""
+    return json.loads(tvm_ffi_trace_path(library).read_text())["exports"]
+
+
+TVM_FFI_COMMAND = "python tests/data/shared/make.py record-tvm-ffi"
+
+
+def record_tvm_ffi_all() -> None:
+    """Write every TVM-FFI library's entry runs (`<name>.entry.json`) and name them in MANIFEST.json."""
+    from tests.oracles import tvm_ffi_native
+    libs = tvm_ffi_native.libraries()
+    if libs is None:
+        raise SystemExit("the apache-tvm-ffi wheel and nvidia-cutlass-dsl are needed (or EMU_TEST_TVM_FFI_DIR / EMU_TEST_DSL_LIBDIR)")
+    for library in tvm_ffi_libraries():
+        exports = {}
+        for export in library["exports"]:
+            sets = tvm_ffi_argument_sets(export)
+            exports[export["name"]] = [{**s, "native": run} for s, run in zip(sets, record_tvm_ffi_entry(library, export, libs, sets))]
+        path = tvm_ffi_trace_path(library)
+        path.write_text(json.dumps({"library": library["path"], "sha256": library["sha256"], "command": TVM_FFI_COMMAND,
+                                    "exports": exports}, indent=1) + "\n")
+        library["tvm_ffi_entry_trace"] = {"path": str(path.relative_to(ROOT)), "command": TVM_FFI_COMMAND,
+                                          "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    (SHARED / "MANIFEST.json").write_text(json.dumps(MANIFEST, indent=1) + "\n")
+
+
+def emu_tvm_ffi_run(library: dict, export: dict, argset: dict):
+    """emu's run of one argument set on the library's export (tvm_ffi_native.emu_run: the stubs' runtime)."""
+    from tests.oracles import tvm_ffi_native
+    return tvm_ffi_native.emu_run(ROOT / export["object"], argset, library=ROOT / library["path"],
+                                  export=emu_export(library, export).name)
+
+
 # -- any other library (a third-party wheel's): `python -m tests.oracles.shared_native LIB.so [x86_64|aarch64]` ----
 def describe(path: Path, arch: str) -> dict:
     """A library entry like MANIFEST's for a file outside the fixtures: its loader prefixes from its dynamic symbols."""

@@ -18,6 +18,7 @@ comparison, which then injects nothing: its own model of that device must give w
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -35,9 +36,13 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tvm_ffi"
 NATIVE = FIXTURES / "native"
 STUBS = Path(__file__).resolve().parent / "native"
+SHARED_NATIVE = ROOT / "tests" / "data" / "shared" / "native"    # tvm_ffi_bridge.c: the harness for a library's entry
 WRAPPED = ("TVMFFIEnvGetStream", "TVMFFIErrorSetRaisedFromCStr", "TVMFFIErrorSetRaisedFromCStrParts",
            "CuteDSLRT_TVMFFISetRaisedCudaError", "cuda_dialect_init_library_once", "cuda_dialect_unload_library_once",
            "cudaGetDeviceCount", "cudaGetErrorName", "cudaGetErrorString", "cudaLibraryUnload")
+# the DSL runtime's helpers a library's entry calls through its PLT: the bridge forwards them to the recorders
+BRIDGED_HELPERS = ("cuda_dialect_init_library_once", "cuda_dialect_unload_library_once")
+PLAIN_RUNTIME = ("cudaGetDeviceCount", "cudaGetErrorName", "cudaGetErrorString", "cudaLibraryUnload")
 # DLPack type codes (dlpack.h DLDataTypeCode) and bits, by the names the argument form uses
 DTYPES = {"bool": (6, 8), "int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64), "uint8": (1, 8),
           "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64), "float16": (2, 16), "float32": (2, 32),
@@ -93,35 +98,60 @@ def kernel_names(obj: Path) -> list[str]:
     return sorted(r[2].removeprefix("kernels_") for r in rows if len(r) == 3 and r[1] in "bB" and r[2].startswith("kernels_"))
 
 
-def tables_source(obj: Path) -> str:
+def tables_source(obj: Path, functions: list | None = None) -> str:
+    """The harness's kernel table (the object's kernels) and function table (`functions`, default the object's)."""
     names = kernel_names(obj)
     lines = ['#include <stdint.h>', '#include "stubs.h"', f"const int gt_kernel_count = {len(names)};",
              "const char *const gt_kernel_names[] = {" + (", ".join(json.dumps(n) for n in names) or "0") + "};",
              "const int64_t gt_kernel_defaults[][NUM_FUNC_ATTRIBUTES] = {"
              + (", ".join("{" + ", ".join(map(str, native_harness.kernel_defaults(native_harness.static_smem(i)))) + "}"
                           for i in range(len(names))) or "{0}") + "};"]
-    return "\n".join(lines + native_harness.function_table(native_harness.defined_functions(obj), set())) + "\n"
+    functions = native_harness.defined_functions(obj) if functions is None else functions
+    return "\n".join(lines + native_harness.function_table(functions, set())) + "\n"
 
 
-def build(obj: Path, work: Path, libs: dict) -> Path:
-    """Link the harness for `obj` in `work`; returns the executable."""
+def build(obj: Path, work: Path, libs: dict, library: Path | None = None, export: str | None = None,
+          sources: tuple[Path, ...] = ()) -> Path:
+    """Link the harness for `obj` in `work`; returns the executable. With `library` (a shared library holding
+    `obj`'s export, named `export`), the harness calls the library's `__tvm_ffi_<export>` instead: it is linked
+    with the library rather than the object, and tests/data/shared/native/tvm_ffi_bridge.c routes the library's
+    imports to harness.c's recorders (the kernel tables still come from `obj`, the export's own object)."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "tables.c").write_text(tables_source(obj))
-    (work / "runtime.c").write_text(native_harness.runtime_source())
-    subprocess.run(["ar", "x", str(libs["dsl_lib"] / "libcuda_dialect_runtime_static.a"), "tvm_ffi_extension.c.o"],
+    functions = native_harness.defined_functions(library or obj)
+    if library is not None:      # anchors for caller names: the functions the executable can see, the dynamic ones
+        exported = set(_dynamic_symbols(library))
+        functions = [dataclasses.replace(f, is_global=f.name in exported) for f in functions]
+    (work / "tables.c").write_text(tables_source(obj, functions))
+    # a library's plain runtime imports bind to the bridge's recorders: stubs.c's own versions are renamed away
+    renamed = "".join(f"#define {s} gt_header_{s}\n" for s in PLAIN_RUNTIME) if library is not None else ""
+    (work / "runtime.c").write_text(renamed + native_harness.runtime_source())
+    member = "tvm_ffi_extension.c.o"
+    subprocess.run(["ar", "x", str(libs["dsl_lib"] / "libcuda_dialect_runtime_static.a"), member],
                    cwd=work, check=True, capture_output=True)
+    wrapped, inputs = WRAPPED, [str(obj)]
+    if library is not None:      # the library's calls reach the recorders through the bridge, not --wrap
+        wrapped = PLAIN_RUNTIME
+        subprocess.run(["objcopy", *(f"--redefine-sym={s}=__real_{s}" for s in BRIDGED_HELPERS), member],
+                       cwd=work, check=True, capture_output=True)
+        inputs = [str(SHARED_NATIVE / "tvm_ffi_bridge.c"), *map(str, sources), str(library.resolve()), "-ldl",
+                  "-Wl,--no-as-needed"]
     exe = work / "harness"
-    command = ["cc", "-O0", "-w", f"-DENTRY=__tvm_ffi_{entry_name(obj)}",
+    command = ["cc", "-O0", "-w", *(["-fPIC"] if library else []), f"-DENTRY=__tvm_ffi_{export or entry_name(obj)}",
                "-I", str(NATIVE), "-I", str(STUBS),
                "-I", str(STUBS / "include"), "-I", str(libs["tvm_ffi_include"]), "-o", str(exe),
-               str(NATIVE / "harness.c"), str(work / "tables.c"), str(work / "runtime.c"), str(obj),
-               str(work / "tvm_ffi_extension.c.o"), f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-L{libs['dsl_lib']}",
+               str(NATIVE / "harness.c"), str(work / "tables.c"), str(work / "runtime.c"), *inputs,
+               str(work / member), f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-L{libs['dsl_lib']}",
                "-lcute_dsl_runtime", f"-Wl,-rpath,{libs['tvm_ffi_lib']}:{libs['dsl_lib']}",
-               *(f"-Wl,--wrap={s}" for s in WRAPPED)]
+               *(f"-Wl,--wrap={s}" for s in wrapped)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError(f"linking the TVM-FFI harness for {obj} failed:\n{result.stderr}")
+        raise RuntimeError(f"linking the TVM-FFI harness for {library or obj} failed:\n{result.stderr}")
     return exe
+
+
+def _dynamic_symbols(library: Path) -> list[str]:
+    listing = subprocess.run(["nm", "-D", "--defined-only", str(library)], check=True, capture_output=True, text=True)
+    return [line.split()[-1] for line in listing.stdout.splitlines()]
 
 
 # -- one argument set ----------------------------------------------------------------------------------------
@@ -259,11 +289,12 @@ def native_events(run: dict) -> list[dict]:
     return named_handles(events)
 
 
-def emu_run(obj: Path, argset: dict):
+def emu_run(obj: Path, argset: dict, library: Path | None = None, export: str | None = None):
     """emu's run of one argument set under the stubs' runtime (native_harness.runtime_config: 2 devices,
     attribute 97 = 232448, kernel i's static shared memory 1024 * (i + 1), the set's injected errors), on
     the profile whose device runs the object's cubin, the entry called `calls` times, then the process exit. A set with `profile`
-    runs on that profile with nothing injected: the native run's injections stand for that device."""
+    runs on that profile with nothing injected: the native run's injections stand for that device. With `library`,
+    the export named `export` of that shared library runs (`obj`, its own object, gives the kernel names)."""
     from emu.cuda.object_profile import profile_for_object
     from emu.dsl.entries import EntrySpec
     from emu.run.session import run_object
@@ -271,10 +302,11 @@ def emu_run(obj: Path, argset: dict):
         config = native_harness.runtime_config(kernel_names(obj), [], argset["profile"])
     else:
         config = native_harness.runtime_config(kernel_names(obj), [tuple(e) for e in argset.get("inject", ())],
-                                               profile_for_object(str(obj)))
+                                               profile_for_object(str(library or obj), export))
     env = {int(device): int(handle) for device, handle in (argset.get("env_stream") or {}).items()}
     entry = EntrySpec(name="tvm_ffi", args=argset["args"], env_stream=env or None)
-    return run_object(str(obj), config=config, entries=[entry] * argset.get("calls", 1) + [EntrySpec(name="process_exit")])
+    return run_object(str(library or obj), config=config, entries=[entry] * argset.get("calls", 1) + [EntrySpec(name="process_exit")],
+                      export=export)
 
 
 def emu_events(run) -> list[dict]:

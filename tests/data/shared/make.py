@@ -15,6 +15,9 @@ aarch64-linux-gnu-gcc, no GPU):
         --aarch64-libdir ../aarch64-wheel/x/nvidia_cutlass_dsl/cu12/lib
     # 4. the native traces (native/record.py: dlopen under the recording runtime; AArch64 under qemu-aarch64)
     python tests/data/shared/make.py record
+    # 5. the TVM-FFI libraries' entries called natively with the `.o` ground truth's argument sets, each set in a
+    #    fresh process (the apache-tvm-ffi wheel and nvidia-cutlass-dsl installed in the running Python)
+    python tests/data/shared/make.py record-tvm-ffi
 
 Link forms (`FORMS`), the official flags from `python -m cutlass.cute.export.aot_config`:
 - `cute_dsl_runtime`: `cc -shared -o L.so *.o -L$LIBDIR -lcute_dsl_runtime` (`aot_config --ldflags --libs`;
@@ -209,7 +212,7 @@ def link(runtime: Runtime) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("objects", "link", "record"))
+    parser.add_argument("step", choices=("objects", "link", "record", "record-tvm-ffi"))
     parser.add_argument("--dsl-python", default=sys.executable, help="a Python with nvidia-cutlass-dsl 4.8.1")
     parser.add_argument("--aarch64-libdir", help="nvidia_cutlass_dsl/cu12/lib of the aarch64 wheel")
     args = parser.parse_args(argv)
@@ -222,7 +225,7 @@ def main(argv=None) -> None:
     else:
         sys.path.insert(0, str(ROOT))
         from tests.oracles import shared_native
-        shared_native.record_all()
+        shared_native.record_all() if args.step == "record" else shared_native.record_tvm_ffi_all()
 
 
 if __name__ == "__main__":
