@@ -30,8 +30,6 @@ import functools
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -166,16 +164,5 @@ def test_a_cpu_without_avx512_stops_at_it_and_the_rebuilt_kernels_agree(tmp_path
 @pytest.mark.parametrize("name", ["wrong_dtype", "shared_extent_mismatch", "too_many", "none_for_tensor", "strides_null"])
 def test_trace_args_cli_reports_the_native_outcome(name, tmp_path):
     """`python -m emu trace OBJ --args FILE --json` with the argument form alone: the native run's error, or its crash."""
-    key = "add_shared"
-    argset = next(run for run in native.committed(key) if run["name"] == name)
-    args = tmp_path / "args.json"
-    args.write_text(json.dumps(argset["args"]))
-    result = subprocess.run([sys.executable, "-m", "emu", "trace", str(OBJECTS[key]), "--args", str(args), "--json"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
-    entry = json.loads(result.stdout)[0]["entries"][0]
-    recorded = [line for line in argset["native"]["lines"] if line["kind"] != "call"][0]
-    if recorded["kind"] == "signal":
-        assert result.returncode != 0 and entry["fault"]["kind"] in native.MEMORY_FAULTS, result.stderr
-        assert (entry["fault"]["address"], entry["fault"]["location"]) == (recorded["address"], recorded["location"])
-    else:
-        assert (entry["returned"], entry["raised"]) == (recorded["returned"], recorded["raised"])
+    argset = next(run for run in native.committed("add_shared") if run["name"] == name)
+    native.check_trace_cli(OBJECTS["add_shared"], argset, tmp_path)

@@ -323,3 +323,20 @@ def emu_events(run) -> list[dict]:
         else:
             events.append({"kind": "entry", "entry": entry.entry, "returned": entry.returned, "raised": entry.raised})
     return named_handles(events)
+
+
+def check_trace_cli(path: Path, argset: dict, work: Path) -> None:
+    """`python -m emu trace PATH --args FILE --json` with the set's argument form alone reports the recorded native
+    outcome of its first call: the same return code and raised error, or a memory fault where the process crashed."""
+    import sys
+    args = work / "args.json"
+    args.write_text(json.dumps(argset["args"]))
+    result = subprocess.run([sys.executable, "-m", "emu", "trace", str(path), "--args", str(args), "--json"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    entry = json.loads(result.stdout)[0]["entries"][0]
+    recorded = [line for line in argset["native"]["lines"] if line["kind"] != "call"][0]
+    if recorded["kind"] == "signal":
+        assert result.returncode != 0 and entry["fault"]["kind"] in MEMORY_FAULTS, result.stderr
+        assert (entry["fault"]["address"], entry["fault"]["location"]) == (recorded["address"], recorded["location"])
+    else:
+        assert (entry["returned"], entry["raised"]) == (recorded["returned"], recorded["raised"]), result.stderr
