@@ -325,15 +325,17 @@ def emu_events(run) -> list[dict]:
     return named_handles(events)
 
 
-def check_trace_cli(path: Path, argset: dict, work: Path) -> None:
+def check_trace_cli(path: Path, argset: dict, work: Path, export: str | None = None) -> None:
     """`python -m emu trace PATH --args FILE --json` with the set's argument form alone reports the recorded native
-    outcome of its first call: the same return code and raised error, or a memory fault where the process crashed."""
+    outcome of its first call: the same return code and raised error, or a memory fault where the process crashed
+    (`export`: which of a library's exports, each of which trace runs, the set was recorded on)."""
     import sys
     args = work / "args.json"
     args.write_text(json.dumps(argset["args"]))
     result = subprocess.run([sys.executable, "-m", "emu", "trace", str(path), "--args", str(args), "--json"],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
-    entry = json.loads(result.stdout)[0]["entries"][0]
+    runs = json.loads(result.stdout)
+    entry = next(run for run in runs if export in (None, run["export"]))["entries"][0]
     recorded = [line for line in argset["native"]["lines"] if line["kind"] != "call"][0]
     if recorded["kind"] == "signal":
         assert result.returncode != 0 and entry["fault"]["kind"] in MEMORY_FAULTS, result.stderr
