@@ -9,8 +9,9 @@
    tvm_ffi_extension.c.o member of libcuda_dialect_runtime_static.a, its two functions renamed `__real_*` (the
    `.o` harness links the same member): a `-lcute_dsl_runtime` library imports them; a static-runtime library
    defines and exports its own copy of that member and calls it through its PLT, so the recorder here interposes
-   and the same member, of the installed archive (MANIFEST's link_inputs_sha256 pins the one linked), runs. The `_cuda*` wrappers a `-lcute_dsl_runtime`
-   library imports bind to the recording stubs (tests/oracles/native/stubs.c) linked into the executable. */
+   and the same member, of the installed archive (MANIFEST's link_inputs_sha256 pins the one linked), runs.
+   The `_cuda*` wrappers a `-lcute_dsl_runtime` library imports bind to the recording stubs
+   (tests/oracles/native/stubs.c) linked into the executable. */
 #define _GNU_SOURCE
 /* tail calls: the recorder sees the library's own return address, and names its caller from it */
 #pragma GCC optimize("O2")
