@@ -15,6 +15,7 @@ from ..cuda.loading import library_image
 from ..cuda.runtime import CudaRuntime
 from ..dsl.entries import DEFAULT_ENTRIES, HEADER_DEVICE_COUNT, KINDS, TVM_FFI_ENTRIES, EntrySpec
 from ..dsl.exports import choose
+from ..dsl.tvm_ffi.export import exit_destructors
 from ..errors import BadInput, EmuError, ObjectFormatError
 from ..dsl.generations import FORMATS, UNKNOWN_CONVENTION, unknown_format
 from ..cache.loaded import load_image
@@ -53,8 +54,9 @@ def _format_warning(image: LoadedBinary, export) -> str | None:
 class ObjectSession:
     """What one object run shares across its entries: the loaded image, the library slot and packed args."""
 
-    def __init__(self, machine: Machine, library_handle: int, image: LoadedBinary):
+    def __init__(self, machine: Machine, library_handle: int, image: LoadedBinary, exports: list | None = None):
         self.machine, self.image = machine, image
+        self.exports = exports or []        # every export of the file (a process exit runs each one's destructor)
         base = machine.host.cursor = (machine.host.cursor + 15) & ~15
         # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
         self.library_slot, self.library_pointer, self.ret_slot, self.device_slot = base, base + 8, base + 16, base + 24
@@ -85,29 +87,35 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
     runtime = CudaRuntime(config, export.kernels, library_image(image, export.binary))
     dispatcher = StubDispatcher(runtime, machine.set_stub_result, arch.convention)
     machine.dispatcher = dispatcher
-    session = ObjectSession(machine, config.library_handle, image)
+    session = ObjectSession(machine, config.library_handle, image, exports)
     runs: list[EntryRun] = []
     feasibility: list[LaunchFeasibility] = []
 
     def call(entry: str, args: list[int], shown: dict[str, int], packed_ret: bool = False, launch: dict | None = None,
              read_outcome: Callable[[int | None], int | None] | None = None,
-             read_raised: Callable[[], dict | None] | None = None) -> bool:
-        symbol = export.entry_symbol(entry)
-        address = image.functions.get(symbol)
-        if address is None:
+             read_raised: Callable[[], dict | None] | None = None, symbols: list[str] | None = None) -> bool:
+        """Run the entry's function (or `symbols`, one after another until one faults: a process exit's
+        destructors) and record it as one EntryRun."""
+        symbols = symbols or [export.entry_symbol(entry)]
+        addresses = [image.functions.get(symbol) for symbol in symbols]
+        if None in addresses:
+            symbol = symbols[addresses.index(None)]
             raise ObjectFormatError(f"the export has no function {symbol} for entry {entry}", path=path)
         dispatcher.entry = entry
         if packed_ret:
             machine.host.write(session.ret_slot, struct.pack("<i", -1))
         first_call = len(dispatcher.calls)
-        outcome = machine.call(address, args, budget, timeout_s)
+        for address in addresses:
+            outcome = machine.call(address, args, budget, timeout_s)
+            if outcome.fault is not None:
+                break
         returned = outcome.returned
         if packed_ret and outcome.fault is None:
             returned = session.read_ret()
         elif read_outcome is not None and outcome.fault is None:      # the launch ABI's (emu.abi)
             returned = read_outcome(returned)
         raised = read_raised() if read_raised is not None else None
-        runs.append(build_record(EntryRun, dict(entry=entry, function=symbol, args=shown, returned=returned,
+        runs.append(build_record(EntryRun, dict(entry=entry, function=", ".join(symbols), args=shown, returned=returned,
                                               fault=outcome.fault, raised=raised,
                                               first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
         if launch is not None:
@@ -176,8 +184,9 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
     kind = KINDS[name]
     if name == "module_load":
         return _module_load(call, session, runtime, dispatcher, export, path)
-    if name == "process_exit":      # void(void): recorded as returning 0
-        return call(name, [], {}, read_outcome=lambda returned: 0)
+    if name == "process_exit":      # void(void) destructors: recorded as returning 0
+        return call(name, [], {}, read_outcome=lambda returned: 0,
+                    symbols=exit_destructors(session.exports or [export], session.image.functions))
     if name == "tvm_ffi" or (name == "launch" and export.ffi_name):
         return _tvm_ffi(spec, call, session, export, dispatcher, path)
     if name == "launch":

@@ -37,7 +37,7 @@ class EntryRun(Model):
     """One entry point run from a fresh stack to its return (or a fault)."""
 
     entry: str = Field(description="entry name: cuda_init, cuda_load, cuda_load_to_device, mlir_cuda_init, mlir_cuda_load_to_device, module_load, launch, tvm_ffi, process_exit")
-    function: str = Field(description="the object symbol that was called")
+    function: str = Field(description="the object symbol that was called (process_exit: every destructor the exit runs, comma-separated, in order)")
     args: dict[str, int] = Field(default_factory=dict, description="the arguments the entry was given (device, ...)")
     returned: int | None = Field(description="the entry's cudaError_t result (from its return register or its packed ret slot); "
                                  "for tvm_ffi the int32 it returned (0, or -1 with an error raised), for process_exit (void) 0; null on a fault")

@@ -31,9 +31,6 @@ EXPORTS = [(path, export["name"]) for path, library in LIBRARIES.items() for exp
 CASES = [(path, name, run["name"]) for path, name in EXPORTS
          for run in shared_native.committed_tvm_ffi_runs(LIBRARIES[path])[name]]
 IDS = [f"{path.rsplit('/', 1)[-1]}:{name}-{argset}" for path, name, argset in CASES]
-MULTI_EXPORT_EXIT = ("emu's process_exit runs the chosen export's destructor only; natively the library's .fini_array "
-                     "runs every export's (cuda_dialect_unload_library_once on each export's slot): reported to the lead")
-
 
 def _export(path: str, name: str) -> dict:
     return next(e for e in LIBRARIES[path]["exports"] if e["name"] == name)
@@ -74,10 +71,8 @@ def test_emu_returns_and_raises_what_the_native_run_did(path, name, argset):
     assert outcome(emu) == outcome(recorded), f"{path} export {name}, {argset}"
 
 
-EXIT_CASES = [pytest.param(path, name, argset, id=case,
-                           marks=[pytest.mark.xfail(strict=True, reason=MULTI_EXPORT_EXIT)]
-                           if len(LIBRARIES[path]["exports"]) > 1 else [])
-              for (path, name, argset), case in zip(CASES, IDS) if argset != "strides_null"]
+EXIT_CASES = [pytest.param(path, name, argset, id=case) for (path, name, argset), case in zip(CASES, IDS)
+              if argset != "strides_null"]
 
 
 @pytest.mark.oracle(oracles.NATIVE)

@@ -67,3 +67,12 @@ def own_kernels(slots: list[str], image, binary: int | None, prefix: str) -> lis
                                 f"any of the file's kernels ({', '.join(slots)}): emu cannot tell which are its own",
                                 path=image.path)
     return own
+
+
+def exit_destructors(exports, functions) -> list[str]:
+    """The destructors a process exit runs: each TVM-FFI export's unload destructor the binary defines, the last
+    linked first.  `.fini_array` holds them in link order and exit runs it from its end, so in a file linked
+    from several exports every export's unload runs (on an empty slot for an export never called)."""
+    found = [(functions[symbol], symbol) for export in exports if export.ffi_name
+             and (symbol := export.entry_symbol("process_exit")) in functions]
+    return [symbol for _, symbol in sorted(found, reverse=True)]
