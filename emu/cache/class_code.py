@@ -2,14 +2,16 @@
 
 Making a dataclass compiles the source of each method it generates (`__init__`, `__repr__`, `__eq__`...),
 and a named tuple its `__new__`: about 360 compilations in a cold one-object run (emu's classes and its
-libraries'), 30-50 ms of it, the same text in every process.  `install()` gives the `dataclasses` and
-`collections` modules an `exec` that looks the text up among code objects compiled by an earlier
-process; `save()` adds what this process compiled.
+libraries'), 30-50 ms of it, the same text in every process; pydantic's reading of postponed annotations
+compiles each as a `typing.ForwardRef` (about 300 more), and emu's generated functions (emu.support.hotpath)
+theirs.  `install()` gives the `dataclasses` and `collections` modules an `exec`, and `typing` a `compile`,
+that look the text up among code objects compiled by an earlier process; `save()` adds what this process
+compiled.
 
 Right by construction: the key is the exact source text; the file is named by what else decides what
 `compile` makes of it (the interpreter's exact version and build, its optimisation level); a code object
-is compiled as the builtin `exec` compiles a string there (file name `<string>`, no future features:
-neither module has any).  The file is marshal data in emu's store folder (emu.cache.root), which Python
+is compiled as the builtin `exec` or `compile` compiles it there (the same file name and mode, no future
+features: none of those modules has any, and emu's generated text is compiled without).  The file is marshal data in emu's store folder (emu.cache.root), which Python
 itself trusts as it trusts its `__pycache__`; a file that does not read back is ignored and rewritten.
 Standard library only: `python -m emu` installs it before importing anything that makes a class.
 """
@@ -24,7 +26,7 @@ from .root import store_dir, write_atomically
 
 MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
 
-_codes: dict[str, object] = {}
+_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code
 _state = {"path": None, "added": 0}
 _builtin_exec = builtins.exec
 
@@ -46,9 +48,25 @@ def _read(path: str) -> dict[str, object]:
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     code_type = type(_read.__code__)
-    if not isinstance(found, dict) or not all(type(k) is str and type(v) is code_type for k, v in found.items()):
+    if not isinstance(found, dict) or not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k)
+                                              and type(v) is code_type for k, v in found.items()):
         return {}
     return found
+
+
+def cached_compile(source: str, filename: str, mode: str):
+    """`compile(source, filename, mode)` without inherited future features, from (or added to) the store once
+    it is installed; compiled afresh otherwise."""
+    if _state["path"] is None:
+        return compile(source, filename, mode, dont_inherit=True)
+    key = (source, filename, mode)
+    code = _codes.get(key)
+    if code is None:
+        code = compile(source, filename, mode, dont_inherit=True)
+        if len(_codes) < MAX_ENTRIES:
+            _codes[key] = code
+            _state["added"] += 1
+    return code
 
 
 def cached_exec(source, globals=None, locals=None, /):
@@ -57,14 +75,15 @@ def cached_exec(source, globals=None, locals=None, /):
         frame = sys._getframe(1)
         globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
     if type(source) is str:
-        code = _codes.get(source)
-        if code is None:
-            code = compile(source, "<string>", "exec", dont_inherit=True)
-            if len(_codes) < MAX_ENTRIES:
-                _codes[source] = code
-                _state["added"] += 1
-        source = code
+        source = cached_compile(source, "<string>", "exec")
     return _builtin_exec(source, globals, locals)
+
+
+def _typing_compile(source, filename, mode, *args, **kwargs):
+    """typing's `compile` (a forward reference's text, compiled as an expression)."""
+    if args or kwargs or type(source) is not str:
+        return compile(source, filename, mode, *args, **kwargs)
+    return cached_compile(source, filename, mode)
 
 
 def install() -> None:
@@ -78,7 +97,9 @@ def install() -> None:
     _codes.update(_read(path))
     import collections
     import dataclasses
+    import typing
     dataclasses.exec = collections.exec = cached_exec
+    typing.compile = _typing_compile
 
 
 def save() -> None:

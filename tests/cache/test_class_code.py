@@ -72,7 +72,7 @@ def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
     stored.write_bytes(b"not marshal data")
     assert run() == first
     rewritten = marshal.loads(stored.read_bytes())
-    assert len(rewritten) > 200 and all(isinstance(text, str) for text in rewritten)
+    assert len(rewritten) > 200 and all(isinstance(key, tuple) and isinstance(key[0], str) for key in rewritten)
 
 
 def test_off_leaves_exec_alone(tmp_path):
