@@ -40,6 +40,8 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from types import ModuleType
 stand_in = ModuleType("pydantic.plugin._loader"); stand_in.get_plugins = lambda: ()
 sys.modules[stand_in.__name__] = stand_in                   # as emu/__main__.py does
+from emu.cache import class_code
+class_code.install()                                        # as emu/__main__.py does
 import dataclasses, enum, io, contextlib
 from pydantic._internal import _model_construction
 spent = {"dataclass classes": 0.0, "enum classes": 0.0, "pydantic model classes": 0.0}
@@ -85,6 +87,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     for result in results:
         print_scenario(result, quiet=True)
 step("the report")
+class_code.save()
 import json
 print(json.dumps({"floor": floor, "above": clock() - began, "steps": steps, "classes": spent}))
 """

@@ -24,6 +24,14 @@ served = run_served(sys.argv[1:])
 if served is not None:
     end_process(served)
 
+# Run here: the classes emu and its libraries make compile the same methods in every process; their code is
+# kept in emu's store between processes (emu.cache.class_code).
+from .cache import class_code  # noqa: E402
+
+class_code.install()
+
 from .commands.cli import main  # noqa: E402
 
-end_process(main())
+status = main()
+class_code.save()
+end_process(status)

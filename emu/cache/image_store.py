@@ -33,6 +33,7 @@ from ..errors import ObjectFormatError
 from ..dsl.exports import Export
 from ..binary.image import LoadedBinary, Segment
 from .library_releases import releases
+from .root import store_dir, write_atomically  # noqa: F401 - the stores' root and writer, named here too
 from ..binary.elf.reader import ObjectFile, Section, Symbol
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
@@ -95,13 +96,6 @@ def folder_name(code: tuple[str, ...] = CODE, libraries: tuple[str, ...] = LIBRA
     return hashlib.sha256(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
 
 
-def store_dir() -> str | None:
-    configured = os.environ.get("EMU_CACHE_DIR")
-    if configured == "off":
-        return None
-    return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
-
-
 _IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> this code's folder
 
 
@@ -159,19 +153,6 @@ def save(image: LoadedBinary, exports: list[Export]) -> None:
         write_atomically(path, json.dumps(record, separators=(",", ":")).encode())
     except OSError:
         pass   # a read-only or full disk only costs the next run a parse
-
-
-def write_atomically(path: str, payload: bytes) -> None:
-    """Write a store file whole or not at all: a temporary file beside it, then renamed over it.
-    A process reading the store meanwhile sees the old file or the new one, never a part."""
-    import tempfile     # only a run that stores pays for importing it
-
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(handle, "wb") as out:
-        out.write(payload)
-    os.replace(temporary, path)
 
 
 def _piece(blob: bytes, offset: int, length: int) -> bytes:

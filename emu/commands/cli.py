@@ -21,7 +21,7 @@ COMMANDS = ("run", "trace", "inspect", "check", "occupancy", "serve", "schema")
 SCHEMAS = ("scenario", "trace", "result", "check", "inspect", "occupancy")     # emu.commands.schema.schemas(), named here likewise
 MAX_DEVICES = 64                  # RuntimeConfig.device_count's bound (emu.cuda.config), named here likewise
 MODULE_PROG = "python -m emu"
-_PARSERS: dict[tuple[bool, str], argparse.ArgumentParser] = {}
+_PARSERS: dict[tuple[bool, str, str | None], argparse.ArgumentParser] = {}
 
 
 def program_name(argv0: str) -> str:
@@ -42,25 +42,43 @@ def _device_count(text: str) -> int:
     return count
 
 
-def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParser:
+def _parser(with_probe: bool, prog: str = MODULE_PROG, only: str | None = None) -> argparse.ArgumentParser:
     """The command line, built once per process and program name (a served child, always `python -m emu`,
     finds it built by the server).
 
     Only a process that may be a probe (or asks for help) gets the probe's command (its
-    arguments alone: emu.probe.cli_args imports nothing heavy).
+    arguments alone: emu.probe.cli_args imports nothing heavy).  `only`: a command the process
+    runs, whose parser is then the only one built (each costs argparse's formatter and
+    translation look-ups: ~1 ms of a cold run apiece); its parsing, usage and help are those of
+    the whole command line's.
     """
-    if (with_probe, prog) in _PARSERS:
-        return _PARSERS[with_probe, prog]
+    for key in ((with_probe, prog, None), (with_probe, prog, only)):
+        if key in _PARSERS:
+            return _PARSERS[key]
     from .. import __version__
     parser = argparse.ArgumentParser(prog=prog, description="Run CuTe DSL AOT export loaders on a CPU emulator.")
     parser.add_argument("--version", action="version", version=f"emu {__version__}",
                         help="print emu's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
+    for name, add in _COMMAND_PARSERS.items():
+        if only is None or name == only:
+            add(commands)
+    if with_probe:
+        from ..probe.cli_args import add_probe_parser
+        add_probe_parser(commands)
+    _PARSERS[with_probe, prog, only] = parser
+    return parser
+
+
+def _add_run(commands) -> None:
     run = commands.add_parser("run", help="run scenario files and check their expectations")
     run.add_argument("scenarios", nargs="+", metavar="SCENARIO|DIRECTORY",
                      help="a scenario file, or a folder: every *.yaml and *.yml under it, sorted")
     run.add_argument("--json", action="store_true", help="print the machine-readable result")
     run.add_argument("--quiet", action="store_true", help="print only the expectation results")
+
+
+def _add_trace(commands) -> None:
     trace = commands.add_parser("trace", help="run an object's loaders (and launch) with default stubs and print every call")
     trace.add_argument("objects", nargs="+", metavar="OBJECT")
     trace.add_argument("--json", action="store_true", help="print the machine-readable trace")
@@ -72,9 +90,15 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
                        "TVM-FFI export, YAML or JSON holding the positional list [{tensor: {dtype, shape, strides, data, "
                        "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, null]")
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+
+
+def _add_inspect(commands) -> None:
     inspect = commands.add_parser("inspect", help="show what an export holds: entries, kernels, metadata, signature, binary, symbols")
     inspect.add_argument("object", metavar="OBJECT")
     inspect.add_argument("--json", action="store_true", help="print the machine-readable description")
+
+
+def _add_check(commands) -> None:
     check = commands.add_parser("check", help="check that the loaders apply every attribute kernel_info asks for")
     check.add_argument("paths", nargs="+", metavar="OBJECT|DIRECTORY")
     check.add_argument("--json", action="store_true", help="print the full machine-readable result")
@@ -88,6 +112,9 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
                               "shown, not failing; an entry whose finding no longer appears fails until rewritten")
     acknowledged.add_argument("--write-baseline", metavar="FILE", help="write every current finding to FILE as the baseline "
                               "(keeping each entry's note) and exit 0")
+
+
+def _add_occupancy(commands) -> None:
     occupancy = commands.add_parser("occupancy", help="resident blocks per SM of each kernel for block sizes x dynamic "
                                     "shared memory, with what limits them")
     occupancy.add_argument("object", metavar="OBJECT")
@@ -100,23 +127,28 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG) -> argparse.ArgumentParse
     occupancy.add_argument("--profile", choices=PROFILES, default=None,
                            help="device profile (default: per export, the first whose device runs its GPU binary)")
     occupancy.add_argument("--json", action="store_true", help="print the full machine-readable result")
+
+
+def _add_serve(commands) -> None:
     serve = commands.add_parser("serve", help="run the warm server that later `python -m emu` commands use (foreground)")
     serve.add_argument("--stop", action="store_true", help="stop the running server (it finishes the commands it runs)")
     serve.add_argument("--status", action="store_true", help="say whether a server is running and whether it serves this emu")
+
+
+def _add_schema(commands) -> None:
     schema = commands.add_parser("schema", help="print a JSON Schema (as in emu/schemas/NAME.schema.json), or all of them by name")
     schema.add_argument("which", nargs="?", choices=(*SCHEMAS, "all"), default="all", metavar="NAME",
                         help=f"one of {', '.join(SCHEMAS)}: that schema itself; all (the default): "
                         "{name: schema} for every one")
-    if with_probe:
-        from ..probe.cli_args import add_probe_parser
-        add_probe_parser(commands)
-    _PARSERS[with_probe, prog] = parser
-    return parser
+
+
+_COMMAND_PARSERS = {"run": _add_run, "trace": _add_trace, "inspect": _add_inspect, "check": _add_check, "occupancy": _add_occupancy, "serve": _add_serve, "schema": _add_schema}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = _parser(with_probe=not argv or argv[0] not in COMMANDS, prog=program_name(sys.argv[0]))
+    known = bool(argv) and argv[0] in COMMANDS
+    parser = _parser(with_probe=not known, prog=program_name(sys.argv[0]), only=argv[0] if known else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..build.spec import BuildSpec
 from ..cuda.config import RuntimeConfig
 from ..dsl.entries import DEFAULT_BUDGET, DEFAULT_ENTRIES, DEFAULT_TIMEOUT_S, EntrySpec
-from ..support.model import empty_list
+from ..support.model import defaults_of, empty_list
 
 
 class Block(BaseModel):
@@ -152,7 +152,7 @@ class Scenario(Block):
     objects: list[ObjectRef] = Field(min_length=1, description="objects to run, each on its own fresh runtime")
     entries: list[EntrySpec] = Field(default_factory=lambda: list(DEFAULT_ENTRIES), description="entries to run in order: cuda_init, cuda_load, cuda_load_to_device (with device), mlir_* packed forms, module_load, launch; for a TVM-FFI export tvm_ffi (with export, args, env_stream), as often as wanted")
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="the CUDA runtime the stubs present")
-    expect: Expectations = Field(default_factory=Expectations, description="expectations for every object")
+    expect: Expectations = Field(default_factory=defaults_of(Expectations), description="expectations for every object")
     upstream_bug: UpstreamBug | None = Field(default=None, description="mark the scenario as documenting a known upstream bug (expected failure in pytest)")
     budget: int = Field(default=DEFAULT_BUDGET, ge=1, description="guest instructions each entry may execute")
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, description="wall-clock seconds each entry may run")

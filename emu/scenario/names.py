@@ -13,7 +13,6 @@ Two steps:
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,8 @@ GROUPS = ("calls_in_order", "calls_any_order", "no_calls", "exact_calls.calls")
 
 def nearest(word: str, names: Iterable[str], what: str = "valid names") -> str:
     """` (nearest: a, b)`: the names that start with `word` or are close to it; every name when there are few."""
+    import difflib          # only a refused name pays for it (about 1 ms of every cold run otherwise)
+
     names = sorted(set(names))
     close = [n for n in names if word and n.startswith(word)][:3]
     close += [n for n in difflib.get_close_matches(word, names, n=3, cutoff=0.6) if n not in close]

@@ -31,7 +31,8 @@ def generated_function(name: str, parameters: Iterable[str], body: Iterable[str]
     """
     source = f"def {name}({', '.join(parameters)}):\n" + "".join(f"    {line}\n" for line in body)
     namespace = dict(names)
-    exec(compile(source, f"<emu {label}>", "exec"), namespace)     # noqa: S102 - emu's own text, see the docstring
+    from ..cache.class_code import cached_compile        # kept between `python -m emu` processes
+    exec(cached_compile(source, f"<emu {label}>", "exec"), namespace)     # noqa: S102 - emu's own text, see the docstring
     return namespace[name]
 
 

@@ -76,7 +76,10 @@ def server(tmp_path_factory):
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The stores a command wrote, less the class-code store: that one is the process's (the code of the classes
+    it made, emu.cache.class_code), which a served command's warm server made before the command."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).parts[0] != "class_code"}
 
 
 def cold_and_served(server: Server, args: list[str], tmp_path: Path, cwd: Path = ROOT):

@@ -1,0 +1,116 @@
+"""The code CPython compiles for every dataclass and named tuple, kept between `python -m emu` processes.
+
+Making a dataclass compiles the source of each method it generates (`__init__`, `__repr__`, `__eq__`...),
+and a named tuple its `__new__`: about 360 compilations in a cold one-object run (emu's classes and its
+libraries'), 30-50 ms of it, the same text in every process; pydantic's reading of postponed annotations
+compiles each as a `typing.ForwardRef` (about 300 more), and emu's generated functions (emu.support.hotpath)
+theirs.  `install()` gives the `dataclasses` and `collections` modules an `exec`, and `typing` a `compile`,
+that look the text up among code objects compiled by an earlier process; `save()` adds what this process
+compiled.
+
+Right by construction: the key is the exact source text; the file is named by what else decides what
+`compile` makes of it (the interpreter's exact version and build, its optimisation level); a code object
+is compiled as the builtin `exec` or `compile` compiles it there (the same file name and mode, no future
+features: none of those modules has any, and emu's generated text is compiled without).  The file is marshal data in emu's store folder (emu.cache.root), which Python
+itself trusts as it trusts its `__pycache__`; a file that does not read back is ignored and rewritten.
+Standard library only: `python -m emu` installs it before importing anything that makes a class.
+"""
+from __future__ import annotations
+
+import builtins
+import marshal
+import os
+import sys
+
+from .root import store_dir, write_atomically
+
+MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
+
+_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code
+_state = {"path": None, "added": 0}
+_builtin_exec = builtins.exec
+
+
+def _file() -> str | None:
+    root = store_dir()
+    if root is None:
+        return None
+    import zlib
+    build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
+    return os.path.join(root, "class_code", f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
+                                            f"-O{sys.flags.optimize}.marshal")
+
+
+def _read(path: str) -> dict[str, object]:
+    try:
+        with open(path, "rb") as handle:
+            found = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    code_type = type(_read.__code__)
+    if not isinstance(found, dict) or not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k)
+                                              and type(v) is code_type for k, v in found.items()):
+        return {}
+    return found
+
+
+def cached_compile(source: str, filename: str, mode: str):
+    """`compile(source, filename, mode)` without inherited future features, from (or added to) the store once
+    it is installed; compiled afresh otherwise."""
+    if _state["path"] is None:
+        return compile(source, filename, mode, dont_inherit=True)
+    key = (source, filename, mode)
+    code = _codes.get(key)
+    if code is None:
+        code = compile(source, filename, mode, dont_inherit=True)
+        if len(_codes) < MAX_ENTRIES:
+            _codes[key] = code
+            _state["added"] += 1
+    return code
+
+
+def cached_exec(source, globals=None, locals=None, /):
+    """The builtin `exec`, with a string's code taken from (or added to) the store."""
+    if globals is None:             # as the builtin: the caller's namespace (neither module calls it so)
+        frame = sys._getframe(1)
+        globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+    if type(source) is str:
+        source = cached_compile(source, "<string>", "exec")
+    return _builtin_exec(source, globals, locals)
+
+
+def _typing_compile(source, filename, mode, *args, **kwargs):
+    """typing's `compile` (a forward reference's text, compiled as an expression)."""
+    if args or kwargs or type(source) is not str:
+        return compile(source, filename, mode, *args, **kwargs)
+    return cached_compile(source, filename, mode)
+
+
+def install() -> None:
+    """Read the store and give `dataclasses` and `collections` the caching `exec` (once per process)."""
+    if _state["path"] is not None:
+        return
+    path = _file()
+    if path is None:
+        return
+    _state["path"] = path
+    _codes.update(_read(path))
+    import collections
+    import dataclasses
+    import typing
+    dataclasses.exec = collections.exec = cached_exec
+    typing.compile = _typing_compile
+
+
+def save() -> None:
+    """Add what this process compiled to the store (merged with what others saved meanwhile)."""
+    path = _state["path"]
+    if path is None or not _state["added"]:
+        return
+    merged = _read(path)
+    merged.update((k, v) for k, v in _codes.items() if len(merged) < MAX_ENTRIES or k in merged)
+    try:
+        write_atomically(path, marshal.dumps(merged))
+    except OSError:
+        pass            # a read-only or full disk only costs the next process the compilations
+    _state["added"] = 0

@@ -1,0 +1,29 @@
+"""Where emu keeps what it stores between processes, and how a store file is written.
+
+Standard library only (os): `python -m emu` reads the class-code store (emu.cache.class_code)
+through it before anything else of emu is imported.
+"""
+from __future__ import annotations
+
+import os
+
+
+def store_dir() -> str | None:
+    """`$EMU_CACHE_DIR` (default `~/.cache/emu`), or None when it is `off`."""
+    configured = os.environ.get("EMU_CACHE_DIR")
+    if configured == "off":
+        return None
+    return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
+
+
+def write_atomically(path: str, payload: bytes) -> None:
+    """Write a store file whole or not at all: a temporary file beside it, then renamed over it.
+    A process reading the store meanwhile sees the old file or the new one, never a part."""
+    import tempfile     # only a run that stores pays for importing it
+
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(payload)
+    os.replace(temporary, path)

@@ -1,0 +1,83 @@
+"""The class-code store (emu.cache.class_code): a process that reads it makes the same classes, method for method,
+as one that compiles them; a `python -m emu` process fills it and the next one uses it; a damaged file is
+ignored and rewritten; `EMU_CACHE_DIR=off` leaves everything as CPython has it."""
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, fixture
+
+# In a fresh process: install the store (or not), import what a run imports, and print every dataclass and
+# named tuple method's code as data (bytecode, constants, names, flags), with how many texts the store held.
+_CLASSES = r"""
+import dataclasses, json, sys
+if sys.argv[1] == "install":
+    from emu.cache import class_code
+    class_code.install()
+    held = len(class_code._codes)
+else:
+    held = 0
+import pydantic.fields, emu.scenario.runner, emu.commands.report
+def shown(code):
+    return [code.co_code.hex(), repr([c for c in code.co_consts if not hasattr(c, "co_code")]), code.co_names,
+            code.co_varnames, code.co_flags, code.co_filename, code.co_name]
+methods = {}
+for module in list(sys.modules.values()):
+    for name, value in list(vars(module).items()) if module else ():
+        if isinstance(value, type) and (dataclasses.is_dataclass(value) or hasattr(value, "_fields")):
+            for attr, fn in vars(value).items():
+                code = getattr(fn, "__code__", None)
+                if code is not None and code.co_filename == "<string>":
+                    methods[f"{value.__module__}.{value.__qualname__}.{attr}"] = shown(code)
+if sys.argv[1] == "install":
+    class_code.save()
+print(json.dumps([held, methods]))
+"""
+
+
+def _classes(how: str, store) -> tuple[int, dict]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": str(store)}
+    out = subprocess.run([sys.executable, "-c", _CLASSES, how], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    held, methods = json.loads(out.stdout)
+    return held, methods
+
+
+def test_classes_made_from_the_store_are_the_classes_compiled_afresh(tmp_path):
+    _, compiled = _classes("plain", tmp_path)
+    first_held, first = _classes("install", tmp_path)        # fills the store
+    held, from_store = _classes("install", tmp_path)          # reads it
+    assert first_held == 0 and held > 200 and len(compiled) > 200
+    assert first == compiled and from_store == compiled
+
+
+def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text(f"objects: [{json.dumps(fixture('x86_64', 'carveout_25'))}]\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": str(tmp_path / "store"), "EMU_NO_SERVER": "1"}
+
+    def run() -> str:
+        out = subprocess.run([sys.executable, "-m", "emu", "run", str(scenario)], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        return out.stdout
+
+    first = run()
+    [stored] = (tmp_path / "store" / "class_code").iterdir()
+    assert stored.stat().st_size > 10_000 and run() == first
+    stored.write_bytes(b"not marshal data")
+    assert run() == first
+    rewritten = marshal.loads(stored.read_bytes())
+    assert len(rewritten) > 200 and all(isinstance(key, tuple) and isinstance(key[0], str) for key in rewritten)
+
+
+def test_off_leaves_exec_alone(tmp_path):
+    code = ("import collections, dataclasses\nfrom emu.cache import class_code\nclass_code.install()\n"
+            "print(dataclasses.__dict__.get('exec'), collections.__dict__.get('exec'))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": "off"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["None", "None"], out.stderr
