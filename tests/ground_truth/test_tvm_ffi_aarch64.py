@@ -1,0 +1,116 @@
+"""Ground truth for AArch64 TVM-FFI exports: emu calls `__tvm_ffi_<name>` of an AArch64 object as the native
+AArch64 run did, call for call.
+
+TVM-FFI objects are host-native (the DSL refuses --host-target for them), so tests/fixtures/tvm_ffi/aarch64/ holds
+objects built by the AArch64 DSL itself, run under qemu-aarch64 user emulation (build.sh: Debian 12's arm64
+python3.11 with the AArch64 wheels of nvidia-cutlass-dsl 4.8.1 and apache-tvm-ffi 0.1.15.post2): own_kernels.py's
+kernels for sm_90a (every argument kind) and vec_scale for sm_100a (the load failures). Their native traces
+(aarch64/traces/) come from the x86-64 fixtures' harness cross-linked against the AArch64 libtvm_ffi.so and DSL
+runtime and run under `qemu-aarch64 -L /usr/aarch64-linux-gnu` (aarch64/record.py), with the x86-64 fixtures'
+argument sets derived the same way: well-formed, each ill-formed check, two calls, two devices, a NULL strides
+pointer, the sm_100a load failures. Compared as tests/ground_truth/test_tvm_ffi_native.py compares the x86-64 ones.
+
+Not live here: CI has the cross toolchain and qemu but not the AArch64 wheels (an x86-64 pip installs x86-64
+ones); `python tests/fixtures/tvm_ffi/aarch64/record.py --check` reruns every set where they are unpacked.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import oracles
+from tests.oracles import tvm_ffi_native as native
+from tests.oracles.native_harness import first_difference
+
+AARCH64 = native.FIXTURES / "aarch64"
+MANIFEST = json.loads((AARCH64 / "MANIFEST.json").read_text())
+OBJECTS = {entry["path"].removesuffix(".o").replace("/", "_"): AARCH64 / entry["path"] for entry in MANIFEST["objects"]}
+EM_AARCH64 = 183
+
+
+@functools.lru_cache(maxsize=None)
+def committed(key: str) -> list[dict]:
+    return json.loads((AARCH64 / "traces" / f"{key}.json").read_text())["runs"]
+
+
+CASES = [(key, run["name"]) for key in OBJECTS for run in committed(key)]
+
+
+HELPER = "cuda_dialect_init_library_once"
+OUTSIDE = "entry (tail call)"       # stubs.c's caller for a return address outside the object
+
+
+def helper_tail_calls(events: list[dict]) -> list[dict]:
+    """Native calls made inside cuda_dialect_init_library_once whose return address is outside the object, named by
+    that helper, as harness.c's own recorders name theirs (caller_copy) and as emu names them. On AArch64 the object's
+    cuda_init ends in `b _cudaLibraryLoadData`: the stub returns straight into cuda_dialect_init_library_once, which
+    stubs.c can only call "entry (tail call)" (on x86-64 cuda_init calls it, so its caller is cuda_init+offset).
+    The helper's own line comes after the calls it made, so the calls since the entry's previous event are its."""
+    out, inside = [], []
+    for event in events:
+        if event["kind"] == "call" and event["symbol"] == HELPER:
+            for index in inside:
+                out[index] = {**out[index], "caller": HELPER}
+        if event["kind"] != "call" or event["symbol"] == HELPER:
+            inside = []
+        elif event["caller"] == OUTSIDE:
+            inside.append(len(out))
+        out.append(event)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _runs(key: str, name: str) -> tuple[list[dict], list[dict]]:
+    """(emu's events, the committed native run's events) of one argument set."""
+    argset = next(run for run in committed(key) if run["name"] == name)
+    return (native.emu_events(native.emu_run(OBJECTS[key], argset)),
+            helper_tail_calls(native.native_events(argset["native"])))
+
+
+@pytest.mark.oracle(oracles.NATIVE)
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
+def test_emu_makes_the_native_calls(key, name):
+    emu, recorded = _runs(key, name)
+    difference = first_difference(emu, recorded)
+    assert difference is None, f"{key} {name}: {difference}"
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+@pytest.mark.parametrize("key, name", CASES, ids=[f"{key}-{name}" for key, name in CASES])
+def test_emu_returns_and_raises_what_the_native_run_did(key, name):
+    """Return codes and raised errors (kind, message: the AArch64 libtvm_ffi.so's own text) of every call, and
+    where a crash happened (function+offset and the address)."""
+    emu, recorded = _runs(key, name)
+    assert [e for e in emu if e["kind"] != "call"] == [e for e in recorded if e["kind"] != "call"], f"{key} {name}"
+
+
+def test_the_objects_are_aarch64_tvm_ffi_exports_of_the_committed_bytes():
+    for entry in MANIFEST["objects"]:
+        obj = AARCH64 / entry["path"]
+        data = obj.read_bytes()
+        assert int.from_bytes(data[18:20], "little") == EM_AARCH64, entry["path"]
+        assert native.entry_name(obj) == entry["function_name"]
+        key = entry["path"].removesuffix(".o").replace("/", "_")
+        trace = json.loads((AARCH64 / "traces" / f"{key}.json").read_text())
+        assert trace["sha256"] == entry["sha256"] == hashlib.sha256(data).hexdigest(), entry["path"]
+
+
+def test_argument_sets_cover_every_check():
+    """Every object has the well-formed set, the ill-formed ones and the crash; the sm_100a one both load failures,
+    which raise natively; the well-formed sets launch."""
+    required = {"well_formed", "called_twice", "wrong_dtype", "wrong_rank", "wrong_device_type", "device_index_absent",
+                "misaligned_data", "wrong_stride", "too_few", "too_many", "int_for_tensor", "none_for_tensor",
+                "strides_null"}
+    for key in OBJECTS:
+        runs = {run["name"]: run["native"] for run in committed(key)}
+        assert required <= set(runs), (key, required - set(runs))
+        assert runs["strides_null"]["lines"][-1]["kind"] == "signal", key
+        assert any(line.get("symbol") == "_cudaLaunchKernelEx" for line in runs["well_formed"]["lines"]), key
+    sm100a = {run["name"]: run["native"] for run in committed("sm100a_vec_scale")}
+    for name in ("load_failure", "h200_refuses_sm100a"):
+        raised = [line["raised"]["kind"] for line in sm100a[name]["lines"] if line["kind"] == "tvm_ffi"]
+        assert raised == ["RuntimeError", "RuntimeError"], name
