@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ from tests import oracles
 from tests.oracles import tvm_ffi_native as native
 from tests.oracles.native_harness import first_difference
 
+ROOT = Path(__file__).resolve().parents[2]
 AARCH64 = native.FIXTURES / "aarch64"
 MANIFEST = json.loads((AARCH64 / "MANIFEST.json").read_text())
 OBJECTS = {entry["path"].removesuffix(".o").replace("/", "_"): AARCH64 / entry["path"] for entry in MANIFEST["objects"]}
@@ -114,3 +117,25 @@ def test_argument_sets_cover_every_check():
     for name in ("load_failure", "h200_refuses_sm100a"):
         raised = [line["raised"]["kind"] for line in sm100a[name]["lines"] if line["kind"] == "tvm_ffi"]
         assert raised == ["RuntimeError", "RuntimeError"], name
+
+
+@pytest.mark.oracle(oracles.TVM_FFI)
+@pytest.mark.parametrize("name", ["well_formed", "wrong_dtype", "shared_extent_mismatch", "too_many", "strides_null"])
+def test_trace_args_cli_reports_the_native_outcome(name, tmp_path):
+    """`python -m emu trace OBJ --args FILE --json` on the AArch64 add_shared.o with the argument form alone: the
+    native run's return and error, or its crash (function+offset, address)."""
+    key = "own_add_shared"
+    argset = next(run for run in committed(key) if run["name"] == name)
+    args = tmp_path / "args.json"
+    args.write_text(json.dumps(argset["args"]))
+    result = subprocess.run([sys.executable, "-m", "emu", "trace", str(OBJECTS[key]), "--args", str(args), "--json"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    trace = json.loads(result.stdout)[0]
+    entry = trace["entries"][0]
+    assert trace["arch"] == "aarch64"
+    recorded = [line for line in argset["native"]["lines"] if line["kind"] != "call"][0]
+    if recorded["kind"] == "signal":
+        assert result.returncode != 0 and entry["fault"]["kind"] in native.MEMORY_FAULTS, result.stderr
+        assert (entry["fault"]["address"], entry["fault"]["location"]) == (recorded["address"], recorded["location"])
+    else:
+        assert (entry["returned"], entry["raised"]) == (recorded["returned"], recorded["raised"])
