@@ -4,7 +4,8 @@ AArch64 run did, call for call.
 TVM-FFI objects are host-native (the DSL refuses --host-target for them), so tests/fixtures/tvm_ffi/aarch64/ holds
 objects built by the AArch64 DSL itself, run under qemu-aarch64 user emulation (build.sh: Debian 12's arm64
 python3.11 with the AArch64 wheels of nvidia-cutlass-dsl 4.8.1 and apache-tvm-ffi 0.1.15.post2): own_kernels.py's
-kernels for sm_90a (every argument kind) and vec_scale for sm_100a (the load failures). Their native traces
+kernels for sm_90a (every argument kind), vec_scale for sm_100a (the load failures) and
+tests/data/tvm_ffi/build.py's export_vec_scale. Their native traces
 (aarch64/traces/) come from the x86-64 fixtures' harness cross-linked against the AArch64 libtvm_ffi.so and DSL
 runtime and run under `qemu-aarch64 -L /usr/aarch64-linux-gnu` (aarch64/record.py), with the x86-64 fixtures'
 argument sets derived the same way: well-formed, each ill-formed check, two calls, two devices, a NULL strides
