@@ -342,3 +342,54 @@ def check_trace_cli(path: Path, argset: dict, work: Path, export: str | None = N
         assert (entry["fault"]["address"], entry["fault"]["location"]) == (recorded["address"], recorded["location"])
     else:
         assert (entry["returned"], entry["raised"]) == (recorded["returned"], recorded["raised"]), result.stderr
+
+
+# -- AArch64: the same harness cross-linked and run under qemu-aarch64 ------------------------------------------
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"          # qemu-aarch64 -L: the cross toolchain's libc and libstdc++
+# harness.c reads the faulting pc from x86-64's register array; AArch64's mcontext names it
+_X86_PC, _AARCH64_PC = "uc_mcontext.gregs[REG_RIP]", "uc_mcontext.pc"
+
+
+def aarch64_libraries() -> dict | None:
+    """libraries()'s shape for the AArch64 wheels (apache-tvm-ffi's tvm_ffi folder and nvidia-cutlass-dsl-libs-cu12's
+    nvidia_cutlass_dsl/cu12/lib, downloaded with `pip download --platform manylinux_2_28_aarch64` and unpacked),
+    named by EMU_TEST_TVM_FFI_AARCH64_DIR and EMU_TEST_DSL_AARCH64_LIBDIR; None when either is not named or lacks
+    the library."""
+    tvm, dsl_lib = os.environ.get("EMU_TEST_TVM_FFI_AARCH64_DIR"), os.environ.get("EMU_TEST_DSL_AARCH64_LIBDIR")
+    if not tvm or not dsl_lib or not (Path(tvm) / "lib" / "libtvm_ffi.so").exists() \
+            or not (Path(dsl_lib) / "libcute_dsl_runtime.so").exists():
+        return None
+    return {"tvm_ffi_include": Path(tvm) / "include", "tvm_ffi_lib": Path(tvm) / "lib", "dsl_lib": Path(dsl_lib)}
+
+
+def aarch64_available() -> bool:
+    return bool(shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")
+                and Path(AARCH64_SYSROOT, "lib").is_dir() and aarch64_libraries() is not None)
+
+
+def build_aarch64(obj: Path, work: Path, libs: dict) -> Path:
+    """`build` for an AArch64 object: the harness linked by aarch64-linux-gnu-gcc against the AArch64 wheels'
+    libraries. Returns a script that runs it under `qemu-aarch64 -L AARCH64_SYSROOT`, so `run` takes it as it is."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "tables.c").write_text(tables_source(obj))
+    (work / "runtime.c").write_text(native_harness.runtime_source())
+    harness = (NATIVE / "harness.c").read_text()
+    if _X86_PC not in harness:
+        raise RuntimeError(f"{NATIVE / 'harness.c'} no longer reads {_X86_PC}: update build_aarch64")
+    (work / "harness.c").write_text(harness.replace(_X86_PC, _AARCH64_PC))
+    subprocess.run(["ar", "x", str(libs["dsl_lib"] / "libcuda_dialect_runtime_static.a"), "tvm_ffi_extension.c.o"],
+                   cwd=work, check=True, capture_output=True)
+    binary = work / "harness.aarch64"
+    command = ["aarch64-linux-gnu-gcc", "-O0", "-w", f"-DENTRY=__tvm_ffi_{entry_name(obj)}",
+               "-I", str(NATIVE), "-I", str(STUBS), "-I", str(STUBS / "include"), "-I", str(libs["tvm_ffi_include"]),
+               "-o", str(binary), str(work / "harness.c"), str(work / "tables.c"), str(work / "runtime.c"), str(obj),
+               str(work / "tvm_ffi_extension.c.o"), f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-L{libs['dsl_lib']}",
+               "-lcute_dsl_runtime", f"-Wl,-rpath,{libs['tvm_ffi_lib']}:{libs['dsl_lib']}",
+               *(f"-Wl,--wrap={s}" for s in WRAPPED)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"linking the AArch64 TVM-FFI harness for {obj} failed:\n{result.stderr}")
+    script = work / "harness"
+    script.write_text(f'#!/bin/sh\nexec qemu-aarch64 -L {AARCH64_SYSROOT} "{binary}" "$@"\n')
+    script.chmod(0o755)
+    return script
