@@ -90,6 +90,8 @@ def _add_trace(commands) -> None:
                        "TVM-FFI export, YAML or JSON holding the positional list [{tensor: {dtype, shape, strides, data, "
                        "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, null]")
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
+    trace.add_argument("--export", metavar="NAME", help="only the export called NAME in each file (a library or object "
+                       "linked from several exports; default: every export)")
 
 
 def _add_inspect(commands) -> None:
@@ -225,12 +227,15 @@ def _trace(args) -> int:
     runs, stopped = [], []
     for path in args.objects:
         _image, exports = load_image(path)
+        if args.export is not None:             # one export, by name: BadInput naming the file's exports otherwise
+            from ..dsl.exports import choose
+            exports = [choose(exports, args.export, path)]
         for export in exports:                  # every export of the object, each on its own runtime
             try:
                 with warnings.catch_warnings():     # flagged below, on stderr and in the output, in emu's words
                     warnings.simplefilter("ignore", UnknownFormatWarning)
                     runs.append(trace(path, runtime=runtime, launch_args=launch_args,
-                                      export=export.name if len(exports) > 1 else None))
+                                      export=export.name if len(exports) > 1 or args.export else None))
             except EntryNotRun as reason:       # a launch that cannot be built keeps the loaders' trace
                 runs.append(reason.run)
                 stopped.append(reason)
