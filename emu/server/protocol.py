@@ -30,10 +30,10 @@ def send(sock: socket.socket, message: dict, fds: list[int] | None = None) -> No
         sock.sendall(data)
 
 
-def receive(sock: socket.socket, with_fds: bool = False) -> tuple[dict, list[int]]:
+def receive(sock: socket.socket, with_fds: bool = False, max_fds: int = MAX_FDS) -> tuple[dict, list[int]]:
     """One message and the fds that came with it (closed here and refused when not expected)."""
     fds = array.array("i")
-    head, ancillary, _, _ = sock.recvmsg(_LENGTH.size, socket.CMSG_SPACE(MAX_FDS * fds.itemsize))
+    head, ancillary, _, _ = sock.recvmsg(_LENGTH.size, socket.CMSG_SPACE(max_fds * fds.itemsize))
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
