@@ -131,7 +131,7 @@ class Server:
         connection.close()
 
     def fork(self, connection: socket.socket, message: dict, fds: list[int]) -> None:
-        """Hand the request to the spare child (forked beforehand), then fork the next spare."""
+        """Hand the request to the spare child (forked beforehand, or now when none waits)."""
         if message.get("key") != self.key:
             send(connection, {"refused": "this server runs other emu sources or another Python"})
             raise ProtocolError("refused")
@@ -152,7 +152,6 @@ class Server:
             os.close(fd)
         self.served += 1
         self.running[pid] = connection
-        self.fork_spare()
 
     def fork_spare(self) -> None:
         """A child that waits for one request on a socket pair: it is the command's process once one comes."""
@@ -168,7 +167,13 @@ class Server:
         self.spare = (pid, ours)
 
     def reap(self) -> None:
-        while self.running:
+        self.reap_children()
+        # The next spare is forked once no command runs: a fork beside a running command slows it on a busy machine.
+        if self.spare is None and not self.running and not self.stopping:
+            self.fork_spare()
+
+    def reap_children(self) -> None:
+        while self.running or self.spare is not None:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -177,11 +182,9 @@ class Server:
                 return
             connection = self.running.pop(pid, None)
             if connection is None:
-                if self.spare is not None and self.spare[0] == pid:      # killed while waiting: replace it
+                if self.spare is not None and self.spare[0] == pid:      # killed while waiting: replaced in reap
                     self.spare[1].close()
                     self.spare = None
-                    if not self.stopping:
-                        self.fork_spare()
                 continue
             result = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.WEXITSTATUS(status)}
             try:
