@@ -9,7 +9,7 @@ stdin/stdout/stderr (passed as file descriptors), with the exit code handed back
     address.py   where the socket lives (a private 0700 folder) and the compatibility key
     protocol.py  length-prefixed JSON messages, with file descriptors (SCM_RIGHTS)
     client.py    what `python -m emu` does first: use a live, compatible server, else nothing
-    serve.py     the server: preload, listen, fork a child per request, report exit codes
+    serve.py     the server: preload, listen, fork each request's child before it comes (a spare), report exit codes
     warm.py      what the server imports and builds once (never runs anything)
     child.py     what a forked child does to look like a fresh process, then runs emu.commands.cli
 

@@ -23,14 +23,7 @@ def run_request(request: dict, fds: list[int], inherited: list, command: Callabl
     `inherited`: what the server holds that is not this command's (its listener, wake-up pipe
     and other clients' connections), as sockets (closed as objects) or fds.
     """
-    for item in inherited:
-        try:
-            if isinstance(item, int):
-                os.close(item)
-            else:
-                item.close()
-        except OSError:
-            pass
+    close_inherited(inherited)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         if fd > 2:
@@ -64,6 +57,18 @@ def run_request(request: dict, fds: list[int], inherited: list, command: Callabl
         traceback.print_exc()
         status = 1
     return finish() or status
+
+
+def close_inherited(inherited: list) -> None:
+    """Close what the server holds that is not this command's: sockets as objects, descriptors as ints."""
+    for item in inherited:
+        try:
+            if isinstance(item, int):
+                os.close(item)
+            else:
+                item.close()
+        except OSError:
+            pass
 
 
 def _stdio(fd: int, settings: list | None):

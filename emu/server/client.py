@@ -69,7 +69,7 @@ def request(argv: list[str]) -> dict:
 
 def _wait(connection: socket.socket, pid: int) -> int:
     """The child's exit code; a signal that stops it stops this process too."""
-    import signal
+    import _signal as signal       # the C module `signal` wraps: the client saves `signal`'s enum building (ms)
     from .protocol import ProtocolError, receive
     forwarded = {sig: signal.signal(sig, lambda number, _frame: _forward(pid, number))
                  for sig in (signal.SIGTERM, signal.SIGHUP)}

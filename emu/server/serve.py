@@ -4,7 +4,9 @@ Foreground and single-threaded (so that forking is safe): one loop waits on the 
 socket and on a wake-up pipe that SIGCHLD writes to.  Each run request from a peer of this
 uid whose compatibility key matches gets a forked child (emu.server.child); the child tells the
 client its pid, then its exit status once its command has finished; a child that does not get
-that far (a signal) is reported by the server once it has reaped it.  `--stop` (or SIGTERM,
+that far (a signal) is reported by the server once it has reaped it.  The child is forked before
+its request comes (a spare, waiting on a socket pair of its own): a request costs the server a
+hand-over of its connection and descriptors, not a fork of the whole warm process.  `--stop` (or SIGTERM,
 or Ctrl-C) stops accepting at once and exits when the running children have finished.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from typing import Callable
 
 from ..errors import BadInput
+from .child import close_inherited, run_request
 from .address import LOCK_NAME, UnsafeFolder, compatibility_key, make_private, server_dir, socket_path
 from .protocol import ProtocolError, receive, send
 from .warm import preload
@@ -75,6 +78,8 @@ class Server:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: self.stop())
         self.stopping = False
+        self.spare: tuple[int, socket.socket] | None = None      # (pid, the server's end of its socket pair)
+        self.fork_spare()
 
     def loop(self) -> None:
         while not self.stopping or self.running:
@@ -126,37 +131,49 @@ class Server:
         connection.close()
 
     def fork(self, connection: socket.socket, message: dict, fds: list[int]) -> None:
+        """Hand the request to the spare child (forked beforehand, or now when none waits)."""
         if message.get("key") != self.key:
             send(connection, {"refused": "this server runs other emu sources or another Python"})
             raise ProtocolError("refused")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            status = 4
-            try:
-                # The child says its pid first, then its exit status: both on its client's connection, in order.
-                send(connection, {"pid": os.getpid()})
-                from .child import run_request
-                inherited = [self.listener, self.lock, self.wake_read, self.wake_write, *self.running.values()]
-                signal.set_wakeup_fd(-1)
-                status = run_request(message, fds, inherited, self.command)
-                # The command has finished as a process finishes (atexit, stdout and stderr flushed): the child
-                # tells its client at once, rather than after its own teardown and the server's reaping of it
-                # (two hand-offs between processes, each a scheduling delay on a busy machine).  A child that
-                # dies of a signal never gets here: the server's report of its end (reap) says so.
-                send(connection, {"exit": status & 0xFF})
-            except BaseException:             # noqa: BLE001 - the server's report of its end still comes
-                pass
-            finally:
-                os._exit(status & 0xFF)
+        if self.spare is None:
+            self.fork_spare()
+        pid, channel = self.spare
+        self.spare = None
+        try:
+            send(channel, message, fds=[connection.fileno(), *fds])
+        except OSError:                       # the spare died (killed from outside): a fresh one takes the request
+            channel.close()
+            self.fork_spare()
+            pid, channel = self.spare
+            self.spare = None
+            send(channel, message, fds=[connection.fileno(), *fds])
+        channel.close()
         for fd in fds:
             os.close(fd)
         self.served += 1
         self.running[pid] = connection
 
+    def fork_spare(self) -> None:
+        """A child that waits for one request on a socket pair: it is the command's process once one comes."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            inherited = [self.listener, self.lock, self.wake_read, self.wake_write, *self.running.values()]
+            _serve_one(theirs, inherited, self.command)
+        theirs.close()
+        self.spare = (pid, ours)
+
     def reap(self) -> None:
-        while self.running:
+        self.reap_children()
+        # The next spare is forked once no command runs: a fork beside a running command slows it on a busy machine.
+        if self.spare is None and not self.running and not self.stopping:
+            self.fork_spare()
+
+    def reap_children(self) -> None:
+        while self.running or self.spare is not None:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -165,6 +182,9 @@ class Server:
                 return
             connection = self.running.pop(pid, None)
             if connection is None:
+                if self.spare is not None and self.spare[0] == pid:      # killed while waiting: replaced in reap
+                    self.spare[1].close()
+                    self.spare = None
                 continue
             result = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.WEXITSTATUS(status)}
             try:
@@ -178,6 +198,13 @@ class Server:
         if not self.stopping:
             self.stopping = True
             self.unlink()
+            self.close_spare()
+
+    def close_spare(self) -> None:
+        """The spare sees its socket pair close and exits without running anything."""
+        if self.spare is not None:
+            self.spare[1].close()
+            self.spare = None
 
     def unlink(self) -> None:
         try:
@@ -186,11 +213,45 @@ class Server:
             pass
 
     def close(self) -> None:
+        self.close_spare()
         self.unlink()
         self.listener.close()
         signal.set_wakeup_fd(-1)
         os.close(self.wake_read)
         os.close(self.wake_write)
+
+
+def _serve_one(channel: socket.socket, inherited: list, command: Callable[[list[str]], int]) -> None:
+    """A spare child: wait for one request (the client's connection and its stdin, stdout and stderr come with it),
+    tell the client its pid, run the command, then tell the client its exit status; never returns."""
+    status = 0
+    try:
+        signal.set_wakeup_fd(-1)
+        for number in (signal.SIGCHLD, signal.SIGTERM):          # the server's handlers are not a spare's
+            signal.signal(number, signal.SIG_DFL)
+        close_inherited(inherited)            # at once: a spare must not keep other clients' connections open
+        try:
+            message, fds = receive(channel, with_fds=True, max_fds=4)
+        except BaseException:                 # noqa: BLE001 - the server closed the pair (it stops) or a signal came
+            os._exit(0)
+        channel.close()
+        if len(fds) != 4:
+            os._exit(0)
+        connection = socket.socket(fileno=fds[0])
+        connection.settimeout(REQUEST_TIMEOUT_S)     # as the server's end of it was
+        status = 4
+        # The child says its pid first, then its exit status: both on its client's connection, in order.
+        send(connection, {"pid": os.getpid()})
+        status = run_request(message, fds[1:], [], command)
+        # The command has finished as a process finishes (atexit, stdout and stderr flushed): the child
+        # tells its client at once, rather than after its own teardown and the server's reaping of it
+        # (two hand-offs between processes, each a scheduling delay on a busy machine).  A child that
+        # dies of a signal never gets here: the server's report of its end (reap) says so.
+        send(connection, {"exit": status & 0xFF})
+    except BaseException:                     # noqa: BLE001 - the server's report of its end still comes
+        pass
+    finally:
+        os._exit(status & 0xFF)
 
 
 def peer_uid(connection: socket.socket) -> int:

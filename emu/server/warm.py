@@ -47,6 +47,7 @@ def precompute() -> None:
     command's process makes them on first use."""
     import stub_models
     from ..arch import NAMES, architecture
+    from ..cuda.profile import PROFILES, load_profile
     from ..cache.derived_store import STORES
     from ..cache.image_store import folder_name
     from ..emulator.machine import machine_for
@@ -57,6 +58,8 @@ def precompute() -> None:
         folder_name(store.code, store.libraries)
     for name in NAMES:
         machine_for(architecture(name))
+    for name in PROFILES:
+        load_profile(name)
     for symbol in [model.symbol for model in stub_models.MODELS] + list(stub_models.LIBC_CATALOGUE):
         symbol_plan(symbol)
 

@@ -236,3 +236,54 @@ def test_a_folder_other_users_can_reach_is_never_used(tmp_path):
 def test_a_second_server_is_refused(server):
     second = emu(["serve"], server.env)
     assert second.returncode == 2 and b"already running" in second.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """The server's child processes (Linux /proc): its spare, waiting, and the commands it runs."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+def _session(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+
+
+def _wait_for(condition, what: str):
+    for _ in range(600):                             # not a timing assertion: it fails only on a hang
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the server's children from Linux /proc")
+def test_a_spare_killed_while_waiting_is_replaced(server, tmp_path):
+    """The server forks each command's child before its request: killing that spare loses no request."""
+    spares = _wait_for(lambda: [pid for pid in _children(server.process.pid) if _session(pid) != pid], "a spare child")
+    for pid in spares:
+        os.kill(pid, 9)
+    cold, served = cold_and_served(server, ["trace", str(OBJECT)], tmp_path)
+    assert served == cold and cold[0] == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the server's children from Linux /proc")
+@pytest.mark.parametrize("number", [15, 9])
+def test_a_served_command_killed_by_a_signal_kills_its_client_alike(server, tmp_path, number):
+    """A command's process killed by SIGTERM or SIGKILL: the client dies of that signal (143, 137 in a shell)."""
+    fifo = tmp_path / "scenario.yaml"
+    os.mkfifo(fifo)                                 # the command blocks opening it: a command still running
+    before = server.served()
+    client = subprocess.Popen([sys.executable, "-m", "emu", "run", str(fifo)], cwd=ROOT, env=server.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        running = _wait_for(lambda: [pid for pid in _children(server.process.pid) if _session(pid) == pid], "the command's process")
+        os.kill(running[0], number)
+        out, err = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert client.returncode == -number and server.served() == before + 1
