@@ -24,7 +24,7 @@ from ..dsl.exports import BINARY_SYMBOL, Export, discover, in_link_order
 from ..cuda.kernel_attributes import attribute_name
 from ..cuda.kernel_images import KernelImages, kernel_image_lines, kernel_images
 from ..dsl.generations import recognise
-from ..gpu_binary.fatbin import HEADER, FatbinError, FatbinInfo, parse_fatbin
+from ..gpu_binary.fatbin import FatbinError, FatbinInfo, container_at, parse_fatbin
 from ..support.model import Model
 from ..binary.elf.reader import ObjectFile
 from ..binary.formats import parse_file
@@ -144,8 +144,7 @@ def _library(path: str) -> tuple[SharedLibrary, dict, list[Export]]:
     binaries = {}
     for export in exports:
         if export.binary is not None:
-            size = HEADER.size + HEADER.unpack(image.read(export.binary, HEADER.size))[3]
-            binaries[export.prefix] = _Laid(f"fatbin at {export.binary:#x}", image.read(export.binary, size))
+            binaries[export.prefix] = _Laid(f"fatbin at {export.binary:#x}", container_at(image.read, export.binary))
         else:
             binaries[export.prefix] = None
     return SharedLibrary(needed=facts["needed"], symbol_table=facts["symbol_table"],

@@ -173,6 +173,13 @@ def _entry(data: bytes, off: int, end: int) -> FatbinEntry:
         decompressed_size=dsize, payload_format=fmt, elf_sm_arch=elf_sm_arch(head) if fmt == "elf" else None)
 
 
+def container_at(read, address: int) -> bytes:
+    """The whole fatbin container laid out at `address`: its 16-byte header, then the size the header gives.
+    `read(address, size)` reads the laid-out binary (emu.binary.image.LoadedBinary.read), which raises
+    ValueError when the bytes are not inside one segment."""
+    return read(address, HEADER.size + HEADER.unpack(read(address, HEADER.size))[3])
+
+
 def parse_fatbin(data: bytes | bytearray | memoryview) -> FatbinInfo:
     """Validate the container header and walk every entry, reading only bytes in range.
 

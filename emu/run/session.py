@@ -54,9 +54,9 @@ def _format_warning(image: LoadedBinary, export) -> str | None:
 class ObjectSession:
     """What one object run shares across its entries: the loaded image, the library slot and packed args."""
 
-    def __init__(self, machine: Machine, library_handle: int, image: LoadedBinary, exports: list | None = None):
+    def __init__(self, machine: Machine, library_handle: int, image: LoadedBinary, exports: list):
         self.machine, self.image = machine, image
-        self.exports = exports or []        # every export of the file (a process exit runs each one's destructor)
+        self.exports = exports              # every export of the file (a process exit runs each one's destructor)
         base = machine.host.cursor = (machine.host.cursor + 15) & ~15
         # One write: the library slot, a pointer to it (cudaLibrary_t *libraryPtr), ret, device.
         self.library_slot, self.library_pointer, self.ret_slot, self.device_slot = base, base + 8, base + 16, base + 24
@@ -186,7 +186,7 @@ def _run_entry(spec: EntrySpec, call, session: ObjectSession, export, runtime: C
         return _module_load(call, session, runtime, dispatcher, export, path)
     if name == "process_exit":      # void(void) destructors: recorded as returning 0
         return call(name, [], {}, read_outcome=lambda returned: 0,
-                    symbols=exit_destructors(session.exports or [export], session.image.functions))
+                    symbols=exit_destructors(session.exports, session.image.functions))
     if name == "tvm_ffi" or (name == "launch" and export.ffi_name):
         return _tvm_ffi(spec, call, session, export, dispatcher, path)
     if name == "launch":

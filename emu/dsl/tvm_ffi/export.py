@@ -48,10 +48,9 @@ def own_kernels(slots: list[str], image, binary: int | None, prefix: str) -> lis
     emu cannot read it, the export is refused rather than given another export's kernels."""
     from ...errors import ObjectFormatError
     from ...gpu_binary.cubin import CubinError, parse_cubin
-    from ...gpu_binary.fatbin import HEADER, FatbinError, entry_payload, parse_fatbin
+    from ...gpu_binary.fatbin import FatbinError, container_at, entry_payload, parse_fatbin
     try:
-        size = HEADER.size + HEADER.unpack(image.read(binary, HEADER.size))[3]
-        data = image.read(binary, size)
+        data = container_at(image.read, binary)
         names: set[str] = set()
         for entry in parse_fatbin(data).entries:
             payload = entry_payload(data, entry) if entry.kind == "elf" else None
