@@ -193,7 +193,8 @@ def show_launch_args(launch: dict) -> str:
 
 
 def show_tvm_ffi_args(launch: dict) -> str:
-    """A tvm_ffi entry's arguments as the framework passed them."""
+    """A tvm_ffi entry's arguments as the framework passed them (a shape as `Shape([...])`, a tuple's ffi.Array as
+    a Python tuple of its items)."""
 
     def item(v) -> str:
         if v is None:
@@ -204,6 +205,10 @@ def show_tvm_ffi_args(launch: dict) -> str:
             offset = f" byte_offset={value['byte_offset']}" if value["byte_offset"] else ""
             return (f"Tensor({value['dtype']} shape={value['shape']} strides={strides} data={value['data']:#x}"
                     f"{offset} {value['device']})")
+        if kind == "shape":
+            return f"Shape({value})"
+        if kind == "tuple":
+            return f"({', '.join(map(item, value))}{',' if len(value) == 1 else ''})"
         return f"{value:#x}" if kind == "stream" else repr(value)
     source = launch.get("signature") or "signature not in the object"
     args = ", ".join(item(v) for v in launch.get("args") or ())

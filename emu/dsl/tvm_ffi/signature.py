@@ -5,7 +5,8 @@ The DSL's generated entry quotes its signature in every argument error it raises
 `cutlass.base_dsl.tvm_ffi_builder.spec.signature`: `name: type` per parameter, where a type is a scalar
 data type (`int32`, `float32`, `bool`), `Tensor([extents], dtype)` (an extent a number or a symbol shared
 by every tensor that names it), `Shape([...])`, `Stream`, `DataPointer`, `None`, `Int(v)`, `Bool(v)`,
-`Float(v)` or `Tuple[...]`.  A stream the entry asks `TVMFFIEnvGetStream` for is not a parameter.  The
+`Float(v)` or `Tuple[...]` (its elements any of these, nested: a dataclass, NamedTuple, `Tuple[X, Y]` or nested
+`cute.Shape` argument).  A stream the entry asks `TVMFFIEnvGetStream` for is not a parameter.  The
 string is the entry's own description, so emu reads it rather than probing; the tensors' stride order,
 which it does not state, comes from the internal launch function's mangled name (`stride_order`).
 """
@@ -29,8 +30,9 @@ class TvmFfiParam(NamedTuple):
                                       # const_float, shape, tuple, unknown
     type_text: str                    # as the signature writes it
     dtype: str | None = None          # a tensor's or a scalar's data type
-    shape: tuple[int | str, ...] = ()  # a tensor's extents: a number, or the symbol it shares
+    shape: tuple[int | str, ...] = ()  # a tensor's or a Shape's extents: a number, or the symbol it shares
     value: object = None              # a constant's value
+    elements: tuple["TvmFfiParam", ...] = ()   # a Tuple's elements, named `<name>[i]`
 
 
 def signature_text(sections, name: str) -> str | None:
@@ -98,10 +100,35 @@ _FLOAT = re.compile(r"(b?float(16|32|64))")
 
 def _param(part: str) -> TvmFfiParam:
     name, _, type_text = part.strip().partition(": ")
+    return _typed(name, type_text)
+
+
+_SHAPE = re.compile(r"Shape\(\[(?P<shape>[^\]]*)\]\)")
+_EXTENT = re.compile(r"-?\d+|[A-Za-z_][\w.\[\]]*")
+
+
+def _extents(text: str) -> tuple[int | str, ...] | None:
+    """`a, 4, n0` as (symbol, number, symbol); None when an extent is neither."""
+    parts = [e.strip() for e in text.split(",")] if text.strip() else []
+    if not all(_EXTENT.fullmatch(e) for e in parts):
+        return None
+    return tuple(int(e) if e.lstrip("-").isdigit() else e for e in parts)
+
+
+def _typed(name: str, type_text: str) -> TvmFfiParam:
+    """The parameter `name` of the type the signature writes `type_text` (a Tuple's elements recursively)."""
     if m := _TENSOR.fullmatch(type_text):
         extents = tuple(int(e) if e.strip().lstrip("-").isdigit() else e.strip()
                         for e in m["shape"].split(",") if e.strip())
         return TvmFfiParam(name, "tensor", type_text, m["dtype"], extents)
+    if (m := _SHAPE.fullmatch(type_text)) and (extents := _extents(m["shape"])) is not None:
+        return TvmFfiParam(name, "shape", type_text, shape=extents)
+    if type_text.startswith("Tuple[") and type_text.endswith("]"):
+        inner = type_text[len("Tuple["):-1]
+        parts = [part.strip() for part in _split(inner)] if inner.strip() else []
+        if all(parts):
+            return TvmFfiParam(name, "tuple", type_text,
+                               elements=tuple(_typed(f"{name}[{i}]", part) for i, part in enumerate(parts)))
     if m := _CONST.fullmatch(type_text):
         raw = m["value"]
         value = {"Int": int, "Float": float}.get(m["kind"], lambda v: v == "True")(raw)
@@ -113,8 +140,13 @@ def _param(part: str) -> TvmFfiParam:
         return TvmFfiParam(name, "int", type_text, type_text)
     if _FLOAT.fullmatch(type_text):
         return TvmFfiParam(name, "float", type_text, type_text)
-    kind = "shape" if type_text.startswith("Shape(") else "tuple" if type_text.startswith("Tuple[") else "unknown"
-    return TvmFfiParam(name, kind, type_text)
+    return TvmFfiParam(name, "unknown", type_text)
+
+
+def flat_params(params) -> list[TvmFfiParam]:
+    """Every parameter with each Tuple replaced by its elements, recursively: the order the mangled name and the
+    fake data addresses count tensors in."""
+    return [leaf for p in params for leaf in (flat_params(p.elements) if p.kind == "tuple" else [p])]
 
 
 def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> tuple[int, ...] | None:
@@ -144,9 +176,9 @@ def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfi
 
 
 def tensor_orders(params: list[TvmFfiParam], internal_function: str | None) -> list[tuple[int, ...] | None]:
-    """Each tensor parameter's `stride_order`, in order; a tensor whose part of the name is cut off or missing
+    """Each tensor parameter's `stride_order`, in order (tensors inside Tuples in their flattened place); a tensor whose part of the name is cut off or missing
     takes the order of the last tensor of its rank that has one (a GEMM's operands share their layout), else None."""
-    tensors = [p for p in params if p.kind == "tensor"]
+    tensors = [p for p in flat_params(params) if p.kind == "tensor"]
     orders = [stride_order(internal_function, index, param) for index, param in enumerate(tensors)]
     last: dict[int, tuple[int, ...]] = {}
     for index, param in enumerate(tensors):
