@@ -11,7 +11,9 @@ the executable, take precedence over its own).
 
 An argument set is the JSON argument form emu's `trace --args` reads (a positional list of
 `{tensor: {dtype, shape, strides, data, byte_offset, device}}` (`data` defaults as emu's does: 0xd0000000, 16 MiB
-apart), `{int: N}`, `{float: X}`, `{bool: B}`, `{stream: HANDLE}` or null; `strides: null` is a NULL pointer), plus, in an argument-set file, `env_stream`
+apart), `{int: N}`, `{float: X}`, `{bool: B}`, `{stream: HANDLE}`, `{shape: [N, ...]}` (an ffi.Shape the real
+library makes), `{tuple: [...]}` (an ffi.Array the real library makes, tensors inside as its ffi.Tensor objects) or
+null; `strides: null` is a NULL pointer), plus, in an argument-set file, `env_stream`
 (`{device_id: handle}`, set with TVMFFIEnvSetStream first), `calls` (how many times to call in one process)
 `inject` (the stubs' injected errors, `[symbol, call, error, every]`) and `profile` (emu's device profile for the
 comparison, which then injects nothing: its own model of that device must give what the injections did).
@@ -165,30 +167,37 @@ def directives(argset: dict) -> str:
     lines = [f"env_stream {int(d)} {int(h)}" for d, h in (argset.get("env_stream") or {}).items()]
     lines += [f"inject {s}:{c}:{e}:{int(every)}" for s, c, e, every in argset.get("inject", ())]
     lines.append(f"calls {argset.get('calls', 1)}")
-    tensors = 0
+    tensors = iter(range(1 << 30))
     for arg in argset["args"]:
-        if arg is None:
-            lines.append("none")
-            continue
-        (kind, value), = arg.items()
-        if kind == "tensor":
-            code, bits = DTYPES[value["dtype"]]
-            device_type, device_id = _device(value.get("device", "cuda:0"))
-            shape, strides = value["shape"], value.get("strides")
-            data = value.get("data", TENSOR_DATA_BASE + TENSOR_DATA_STRIDE * tensors)    # the argument form's default
-            tensors += 1
-            lines.append(" ".join(map(str, [code, bits, 1, device_type, device_id, int(data),
-                                            int(value.get("byte_offset", 0)), len(shape), int(strides is not None),
-                                            *shape, *(strides or [])])).join(("tensor ", "")))
-        elif kind in ("int", "stream"):
-            lines.append(f"{kind} {int(value)}")
-        elif kind == "bool":
-            lines.append(f"bool {int(bool(value))}")
-        elif kind == "float":
-            lines.append(f"float {float(value)!r}")
-        else:
-            raise ValueError(f"unknown argument kind {kind}")
+        lines += _item_lines(arg, tensors)
     return "\n".join(lines) + "\n"
+
+
+def _item_lines(arg, tensors) -> list[str]:
+    """One item of the argument form as harness.c's directive lines: a tuple is `tuple N` and its N items' lines
+    (tensors count in flattened order for their default data address, as the argument form's do)."""
+    if arg is None:
+        return ["none"]
+    (kind, value), = arg.items()
+    if kind == "tensor":
+        code, bits = DTYPES[value["dtype"]]
+        device_type, device_id = _device(value.get("device", "cuda:0"))
+        shape, strides = value["shape"], value.get("strides")
+        index = next(tensors)
+        data = value.get("data", TENSOR_DATA_BASE + TENSOR_DATA_STRIDE * index)   # the argument form's default
+        return [" ".join(map(str, [code, bits, 1, device_type, device_id, int(data), int(value.get("byte_offset", 0)),
+                                   len(shape), int(strides is not None), *shape, *(strides or [])])).join(("tensor ", ""))]
+    if kind == "shape":
+        return [" ".join(map(str, ["shape", len(value), *value]))]
+    if kind == "tuple":
+        return [f"tuple {len(value)}"] + [line for item in value for line in _item_lines(item, tensors)]
+    if kind in ("int", "stream"):
+        return [f"{kind} {int(value)}"]
+    if kind == "bool":
+        return [f"bool {int(bool(value))}"]
+    if kind == "float":
+        return [f"float {float(value)!r}"]
+    raise ValueError(f"unknown argument kind {kind}")
 
 
 @functools.lru_cache(maxsize=None)
