@@ -66,7 +66,8 @@ class EntrySpec(BaseModel):
         default=None, description="launch: arguments by parameter name (a number for a scalar, an int for the stream, "
         "{data, dynamic_shapes, dynamic_strides} or {shape, stride, data} for a tensor), the rest defaulted; tvm_ffi: "
         "the positional list of {tensor: {dtype, shape, strides, data, byte_offset, device}}, {int: N}, {float: X}, "
-        "{bool: B}, {stream: HANDLE} or null (all defaulted when left out)")
+        "{bool: B}, {stream: HANDLE}, {shape: [N, ...]} (an ffi.Shape), {tuple: [...]} (an ffi.Array of items) or null "
+        "(all defaulted when left out)")
     export: str | None = Field(default=None, description="tvm_ffi only: the export whose entry is called (its name N "
                                "of __tvm_ffi_N); needed only when the object holds several")
     env_stream: dict[int, int] | None = Field(default=None, description="tvm_ffi only: the stream TVMFFIEnvGetStream "
