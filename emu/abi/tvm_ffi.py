@@ -115,7 +115,7 @@ class _CellWriter:
             extents = argument.shape
             data = struct.pack(f"<{len(extents)}q", *extents)
             return ANY.pack(SHAPE, 0, _write_object(self.memory, SHAPE, lambda at: SHAPE_CELL.pack(
-                at + OBJECT.size + SHAPE_CELL.size if extents else 0, len(extents)) + data)), argument.shown()
+                at + OBJECT.size + SHAPE_CELL.size, len(extents)) + data)), argument.shown()
         if kind == "tuple":
             cells, shown = [], []
             for item in argument.tuple_:

@@ -83,6 +83,11 @@ def test_an_item_inside_a_tuple_is_named_by_its_path():
         parse_arguments([{"shape": [1, "n"]}])
     with pytest.raises(BadInput, match=r"argument #0 .*not shape and tuple together"):
         parse_arguments([{"shape": [1], "tuple": []}])
+    deep: dict = {"int": 1}
+    for _ in range(40):
+        deep = {"tuple": [deep]}
+    with pytest.raises(BadInput, match=r"argument #0 nests tuples deeper than 32"):
+        parse_arguments([deep])
     parsed = parse_arguments([{"tuple": [None, {"shape": []}, {"tuple": []}]}])
     assert parsed[0].kind == "tuple" and parsed[0].tuple_[0] is None and parsed[0].tuple_[1].shape == []
 

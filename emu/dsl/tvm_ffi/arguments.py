@@ -134,16 +134,22 @@ def parse_arguments(raw: Any, source: str | None = None) -> list[TvmFfiArgument 
     return [_parse_item(item, f"#{index}", source) for index, item in enumerate(raw)]
 
 
-def _parse_item(item: Any, where: str, source: str | None) -> TvmFfiArgument | None:
+MAX_DEPTH = 32                # tuples nested deeper than any compiled signature would be
+
+
+def _parse_item(item: Any, where: str, source: str | None, depth: int = 0) -> TvmFfiArgument | None:
     if item is None:
         return None
+    if depth > MAX_DEPTH:
+        raise BadInput(f"TVM-FFI argument {where.split('.')[0]} nests tuples deeper than {MAX_DEPTH}", path=source)
     try:
         parsed = TvmFfiArgument.model_validate(item)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'item'}: {e['msg']}" for e in error.errors())
         raise BadInput(f"TVM-FFI argument {where} ({item!r}) is not valid: {problems}", path=source) from None
     if parsed.tuple_ is not None:
-        parsed.tuple_ = [_parse_item(inner, f"{where}.tuple[{i}]", source) for i, inner in enumerate(parsed.tuple_)]
+        parsed.tuple_ = [_parse_item(inner, f"{where}.tuple[{i}]", source, depth + 1)
+                         for i, inner in enumerate(parsed.tuple_)]
     return parsed
 
 
