@@ -127,7 +127,7 @@ def test_emu_lays_out_shapes_arrays_and_tensors_as_libtvm_ffi_does(tmp_path):
         pytest.skip("needs cc and the apache-tvm-ffi wheel (the dsl extra)")
     libs = native.libraries()
     exe = tmp_path / "objects"
-    subprocess.run(["cc", "-O0", "-I", str(libs["tvm_ffi_include"]), str(native.NATIVE / "objects.c"),
+    subprocess.run(["cc", "-O0", "-I", str(native.NATIVE), "-I", str(libs["tvm_ffi_include"]), str(native.NATIVE / "objects.c"),
                     f"-L{libs['tvm_ffi_lib']}", "-ltvm_ffi", f"-Wl,-rpath,{libs['tvm_ffi_lib']}", "-o", str(exe)],
                    check=True, capture_output=True)
     real = json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
