@@ -1,10 +1,11 @@
 """Ground truth for TVM-FFI exports: emu calls `__tvm_ffi_<name>` as the native harness did, call for call.
 
-tests/fixtures/tvm_ffi/native/traces/ holds, for every TVM-FFI fixture (own kernels per argument kind,
-CUTLASS / quack-kernels / flash-attn-4 kernels, quack's own cache folder) and every argument set of
+tests/fixtures/tvm_ffi/native/traces/ holds, for every TVM-FFI fixture (own kernels per argument kind, Shape and
+Tuple parameters included, CUTLASS / quack-kernels / flash-attn-4 kernels, quack's own cache folder) and every argument set of
 native/argsets/ (well-formed, each ill-formed check the generated entry makes, two calls in one process,
 2 devices, a NULL strides pointer, the sm_100a load failures: the load refused, and the H200's own answer, which
-emu gives from its h200 profile with nothing injected), the run of a C harness linked with the recording
+emu gives from its h200 profile with nothing injected; for Shape and Tuple parameters each check of the entry's
+decode_param_shape / decode_param_tuple, the shapes and arrays made by the real library), the run of a C harness linked with the recording
 CUDA stubs (tests/oracles/native/stubs.c), the REAL libtvm_ffi.so, the REAL cuda_dialect_init_library_once and
 the REAL CuteDSLRT_TVMFFISetRaisedCudaError (tests/oracles/tvm_ffi_native.py). emu runs the same set under the
 stubs' runtime (native_harness.runtime_config); compared:
@@ -83,6 +84,11 @@ def test_argument_sets_cover_every_check():
     everything = {name for _, name in CASES}
     assert {"two_devices", "device_index_mismatch", "shared_extent_mismatch", "wrong_static_extent", "load_failure",
             "h200_refuses_sm100a"} <= everything
+    assert {"shape_as_array", "shape_wrong_type", "shape_wrong_size", "shape_array_wrong_size", "shape_non_int_element",
+            "shape_wrong_static_extent", "shape_extent_out_of_int32_range", "tuple1_wrong_type", "tuple1_shape_for_tuple",
+            "tuple1_too_short", "tuple1_too_long", "tuple1_wrong_element_type", "tuple_tensor_wrong_dtype",
+            "tuple_tensor_strides_null", "tuple_tensor_shared_extent_mismatch", "tuple_const_mismatch",
+            "tuple_none_given_int", "tuple_int_given_float"} <= everything
     results = {name: [line for line in run["native"]["lines"] if line["kind"] != "call"]
                for name, run in ((run["name"], run) for run in native.committed("quack_softmax"))}
     for name in ("load_failure", "h200_refuses_sm100a"):
