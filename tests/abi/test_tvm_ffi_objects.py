@@ -49,17 +49,20 @@ def test_shape_and_tuple_parameters_are_read_from_the_real_signatures():
                                                                       ("extents[1]", "int", ())]
     assert [(e.kind, e.dtype, e.shape) for e in pair.elements] == [("tensor", "float32", ("n4", 8)), ("int", "int32", ())]
     dataclass = parse_signature(_signature("dataclass_arg"))[1]
-    assert [(e.kind, e.value) for e in dataclass.elements] == [("tensor", None), ("float", None), ("int", None),
-                                                              ("none", None), ("const_int", 2)]
+    assert [(e.kind, e.value) for e in dataclass.elements] == [("tensor", None), ("tensor", None), ("float", None),
+                                                              ("int", None), ("none", None), ("const_int", 2)]
     assert parse_signature(_signature("shape_arg"))[1][1:5] == ("shape", "Shape([n1, 4])", None, ("n1", 4))
     odd = parse_signature("f(a: Shape([x+1]), b: Tuple[int32, Weird(3)])")
     assert odd[0].kind == "unknown" and odd[1].elements[1].kind == "unknown"      # never guessed
 
 
 def test_a_tensor_inside_a_tuple_takes_its_flattened_place_in_the_mangled_name():
-    """nested_tuple's pair[0] is column-major (stride_order=(0, 1) when built): the second tensor of the name."""
+    """nested_tuple's pair[0] and dataclass_arg's args.aux are column-major (stride_order=(0, 1) when built); the
+    dataclass's field names run into its tensors' layouts (`auxFakeTensorFloat32div181i64div1alphaFloat32...`)."""
     params = parse_signature(_signature("nested_tuple"))
     assert tensor_orders(params, _internal_name("nested_tuple")) == [None, (0, 1)]
+    params = parse_signature(_signature("dataclass_arg"))
+    assert tensor_orders(params, _internal_name("dataclass_arg")) == [None, None, (0, 1)]
 
 
 def test_defaults_recurse_with_distinct_data_and_the_stride_order():
@@ -71,7 +74,8 @@ def test_defaults_recurse_with_distinct_data_and_the_stride_order():
     assert (inner["shape"], inner["strides"]) == ([128, 8], [1, 128])
     assert inner["data"] == x["tensor"]["data"] + 0x100_0000
     dataclass = default_arguments(parse_signature(_signature("dataclass_arg")), _internal_name("dataclass_arg"))
-    assert [a.shown() if a else None for a in dataclass[1].tuple_][1:] == [{"float": 1.0}, {"int": 1}, None, {"int": 2}]
+    assert [a.shown() if a else None for a in dataclass[1].tuple_][2:] == [{"float": 1.0}, {"int": 1}, None, {"int": 2}]
+    assert dataclass[1].tuple_[1].tensor.strides == [1, 128]
     with pytest.raises(BadInput, match=r"parameter b\[1\]: Weird\(3\) has no default"):
         default_arguments(parse_signature("f(a: int32, b: Tuple[int32, Weird(3)])"), None)
 

@@ -151,15 +151,19 @@ def flat_params(params) -> list[TvmFfiParam]:
 
 def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfiParam) -> tuple[int, ...] | None:
     """The order of the tensor's modes from fastest to slowest that its part of the mangled name allows
-    (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major, (0, 1)),
+    (`FakeTensorFloat16div1641i64div1`: extents (div1, 64), strides (1, i64 div1): column-major, (0, 1); a tensor
+    inside a dataclass argument is spelled after its field name, the next field's name run into it),
     row-major first when several do (dynamic strides are not checked, so any of them passes); None when the
     name does not say (a tensor not made fake, a name cut at 180 characters, or no order fits)."""
     rank = len(param.shape)
     if internal_function is None or rank < 2 or rank > MAX_RANK:
         return None
-    tokens = re.split(r"_(?=FakeTensor)", internal_function)[1:]
+    tokens = re.split(r"(?=FakeTensor)", internal_function)[1:]      # a dataclass field's too: `auxFakeTensor...`
+    # the DSL's mangled name `cutlass_<fn>_<args>` is what is cut (after `__cute_internal_<name>_`; an export name
+    # holding `_cutlass_` makes it look longer: cut when it may be)
+    mangled = internal_function.partition("_cutlass_")[2] if "_cutlass_" in internal_function else internal_function
     if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1
-                                       and len(internal_function) >= MANGLED_NAME_LIMIT):
+                                       and len("cutlass_" + mangled) >= MANGLED_NAME_LIMIT):
         return None
     found = layout_words(tokens[tensor_index])
     if found is None:
@@ -167,12 +171,18 @@ def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfi
     words, count = found
     orders = [tuple(range(rank - 1, -1, -1)), tuple(range(rank))]
     orders += [order for order in permutations(range(rank)) if order not in orders]
-    for end in range(count, 0, -1):          # a constexpr after the tensor (`_128`) may follow its words
-        text = "".join(words[:end])
+    texts = ["".join(words[:end]) for end in range(count, 0, -1)]    # a constexpr (`_128`) may follow its words
+    if count < len(words):       # a dataclass's next field name glued to the layout: `div181i64div1alphaFloat32`
+        glued = _LAYOUT_PREFIX.match(words[count])[0]
+        texts += ["".join(words[:count]) + glued[:end] for end in range(len(glued), 0, -1)]
+    for text in texts:
         fitting = [order for order in orders if _reads_as(text, _modes(param, order))]
         if fitting:
             return fitting[0]
     return None
+
+
+_LAYOUT_PREFIX = re.compile(r"(?:i64|div\d+|\d+)*")
 
 
 def tensor_orders(params: list[TvmFfiParam], internal_function: str | None) -> list[tuple[int, ...] | None]:
