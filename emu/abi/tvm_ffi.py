@@ -102,7 +102,8 @@ class _CellWriter:
         self.memory, self.orders, self.tensors = memory, orders, 0
 
     def cell(self, argument: TvmFfiArgument | None, nested: bool) -> tuple[bytes, Any]:
-        """(the 16-byte cell, the item as passed); `nested`: an item of an ffi.Array, where a tensor is an ffi.Tensor."""
+        """(the 16-byte cell, the item as passed); `nested`: an item of an ffi.Array, where a tensor is an
+        ffi.Tensor."""
         if argument is None:
             return ANY.pack(NONE, 0, 0), None
         kind = argument.kind

@@ -161,9 +161,9 @@ def stride_order(internal_function: str | None, tensor_index: int, param: TvmFfi
     tokens = re.split(r"(?=FakeTensor)", internal_function)[1:]      # a dataclass field's too: `auxFakeTensor...`
     # the DSL's mangled name `cutlass_<fn>_<args>` is what is cut (after `__cute_internal_<name>_`; an export name
     # holding `_cutlass_` makes it look longer: cut when it may be)
-    mangled = internal_function.partition("_cutlass_")[2] if "_cutlass_" in internal_function else internal_function
-    if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1
-                                       and len("cutlass_" + mangled) >= MANGLED_NAME_LIMIT):
+    mangled = "cutlass_" + internal_function.partition("_cutlass_")[2] if "_cutlass_" in internal_function \
+        else internal_function
+    if tensor_index >= len(tokens) or (tensor_index == len(tokens) - 1 and len(mangled) >= MANGLED_NAME_LIMIT):
         return None
     found = layout_words(tokens[tensor_index])
     if found is None:
@@ -186,8 +186,9 @@ _LAYOUT_PREFIX = re.compile(r"(?:i64|div\d+|\d+)*")
 
 
 def tensor_orders(params: list[TvmFfiParam], internal_function: str | None) -> list[tuple[int, ...] | None]:
-    """Each tensor parameter's `stride_order`, in order (tensors inside Tuples in their flattened place); a tensor whose part of the name is cut off or missing
-    takes the order of the last tensor of its rank that has one (a GEMM's operands share their layout), else None."""
+    """Each tensor parameter's `stride_order`, in order (tensors inside Tuples in their flattened place); a tensor
+    whose part of the name is cut off or missing takes the order of the last tensor of its rank that has one (a
+    GEMM's operands share their layout), else None."""
     tensors = [p for p in flat_params(params) if p.kind == "tensor"]
     orders = [stride_order(internal_function, index, param) for index, param in enumerate(tensors)]
     last: dict[int, tuple[int, ...]] = {}
