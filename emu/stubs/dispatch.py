@@ -17,7 +17,7 @@ from ..errors import StubFailure, StubStop
 from ..emulator.backed_regions import backed_region
 from ..emulator.guest_calls import Steps, StubLocals
 from ..emulator.unicorn_c import mem_read, mem_write, reg_read64
-from ..support.hotpath import generated_function, record_factory, record_lines, record_names
+from ..support.hotpath import generated_function, record_lines, record_names, records_factory
 from ..binary.memory_map import stub_address
 from ..run.trace import CallRecord
 from .cuda_structs import DECODERS
@@ -220,8 +220,8 @@ def slot_plans(stub_symbols: list[str]) -> dict[int, tuple[str, _Plan | None]]:
     return plans
 
 
-# A CallRecord per stub call, from values the dispatcher made itself: unvalidated (see hotpath).
-_record = record_factory(CallRecord)
+# CallRecords of the stub calls, from values the dispatcher made itself: unvalidated (see hotpath).
+_records = records_factory(CallRecord)
 
 
 class StubDispatcher:
@@ -249,7 +249,7 @@ class StubDispatcher:
     def calls(self) -> list[CallRecord]:
         """Every call recorded so far, in order (the list the run's ObjectRun holds)."""
         if self._pending:
-            self._made.extend(map(_record, self._pending))
+            self._made.extend(_records(self._pending))
             self._pending.clear()
         return self._made
 
