@@ -20,6 +20,7 @@ from pydantic import Field
 from stub_models.enums import CudaError, enum_label
 
 from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel_info
+from ..support.hotpath import build_record
 from ..support.model import Model
 
 Kind = Literal["attribute", "loader", "fault", "unchecked"]
@@ -36,14 +37,12 @@ class Finding(Model):
     acknowledged: bool = Field(default=False, description="true when the baseline (--baseline) lists its id")
 
 
+_ERROR_NAMES = {int(error): error.name for error in CudaError}      # a check names dozens of return values per object
+
+
 def cuda_error_name(code: int | None) -> str | None:
     """`NO_KERNEL_IMAGE_FOR_DEVICE` for 209 (stub_models.enums.CudaError, as traces name it); None for a number it lacks."""
-    if code is None:
-        return None
-    try:
-        return CudaError(code).name
-    except ValueError:
-        return None
+    return None if code is None else _ERROR_NAMES.get(code)
 
 
 def cuda_error_label(code: int) -> str:
@@ -116,9 +115,9 @@ def object_findings(result) -> list[Finding]:
     where = f"{key} ({export})"
     found = []
 
-    def add(kind: str, identity: tuple, description: str) -> None:
-        found.append(Finding(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key, export=export,
-                             description=f"{where}: {description}"))
+    def add(kind: str, identity: tuple, description: str) -> None:     # emu's own values: built unvalidated (hotpath)
+        found.append(build_record(Finding, dict(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key,
+                                                export=export, description=f"{where}: {description}", acknowledged=False)))
 
     if result.metadata not in BY_DESIGN:
         add("unchecked", (result.metadata,), f"not checked: {result.unchecked}")
