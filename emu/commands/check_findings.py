@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stub_models.enums import CudaError, enum_label
+from stub_models.enums import CudaError
 
 from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel_info
 from ..support.hotpath import build_record
@@ -46,8 +46,9 @@ def cuda_error_name(code: int | None) -> str | None:
 
 
 def cuda_error_label(code: int) -> str:
-    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values."""
-    return enum_label(CudaError, code)
+    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values (enum_label's form)."""
+    name = _ERROR_NAMES.get(code)
+    return f"{code} {name}" if name is not None else str(code)
 
 
 SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
@@ -64,9 +65,12 @@ def fault_message(kind: str, message: str, path: str) -> str:
     return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT.format(path=path)
 
 
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":")).encode     # json.dumps(..., separators=...) makes one per call
+
+
 def finding_id(kind: str, *identity: object) -> str:
     """`attribute-3f9a1c2b7d4e`: the kind and a digest of what identifies the finding."""
-    text = json.dumps([kind, *identity], separators=(",", ":"))
+    text = _COMPACT_JSON([kind, *identity])
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
