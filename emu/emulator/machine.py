@@ -283,12 +283,8 @@ class Machine:
         uc = self.uc
         caller = "?"
         try:
-            if target is None:
-                raw = ()
-            elif target.arity <= self._register_args:       # the usual case: every argument in a register
-                raw = frame[:target.arity]
-            else:
-                raw = self._frame_args(frame, target.arity, uc)
+            arity = target.arity if target is not None else 0         # mostly all in registers: a slice of the frame
+            raw = frame[:arity] if arity <= self._register_args else self._frame_args(frame, arity, uc)
             returns_to = frame[FRAME_RETURN]
             caller = self.image.locate(returns_to) if returns_to != GUEST_CALL_RESUME else self.guest_calls.caller()
             if target is not None:
