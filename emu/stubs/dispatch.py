@@ -159,7 +159,7 @@ def _compile_responder(plan: _Plan):
             "'args': values, 'outputs': {}, 'ret': 0, 'injected': False, 'caller': caller, 'inner_calls': 0}",
             "try:",
             "    ret = answer(dispatcher, uc, plan, arguments, record)",
-            "except StubFailure:",
+            "except StubFailure:",       # abort/exit: the call is in the trace (returning 0), then the entry ends
             *(["    pending.append(record)"] if plan.family.traces_failed_calls else []),
             "    raise",
             "dispatcher.set_return(uc, ret)",
