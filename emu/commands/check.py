@@ -203,6 +203,11 @@ def _loaders(device_count: int) -> tuple[EntrySpec, ...]:
     return tuple(loaders_for_devices(device_count))
 
 
+# A check names every attribute of every setter call and every kernel_info row: by its number (bounded, as an
+# object may pass any number)
+_attribute_name = lru_cache(maxsize=256)(attribute_name)
+
+
 @lru_cache(maxsize=256)
 def _label(entry: str, device: int | None) -> str:
     return EntrySpec(name=entry, device=device).label()
@@ -232,7 +237,7 @@ def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> Loa
             handle_arg, device_arg = SETTERS[call.symbol]
             attr = call.args["attr"]
             sets.append(build_record(SetCall, dict(
-                kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=attribute_name(attr),
+                kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=_attribute_name(attr),
                 value=call.args["value"], device=call.args[device_arg] if device_arg else device, ret=call.ret,
                 ret_name=cuda_error_name(call.ret), call=call.index)))
     label = _label(entry.entry, entry.args.get("device"))
@@ -266,7 +271,7 @@ def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, stat
     status = "missing" if applied is None else "ok" if applied == expected else "different"
     error = tried[-1].ret if tried and not done else None
     return build_record(AttributeCheck, dict(
-        kernel=kernel, attribute=attribute, attribute_name=attribute_name(attribute), entry=loader.entry,
+        kernel=kernel, attribute=attribute, attribute_name=_attribute_name(attribute), entry=loader.entry,
         device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error,
         error_name=cuda_error_name(error)))
 

@@ -17,9 +17,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from stub_models.enums import CudaError, enum_label
+from stub_models.enums import CudaError
 
 from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel_info
+from ..support.hotpath import build_record
 from ..support.model import Model
 
 Kind = Literal["attribute", "loader", "fault", "unchecked"]
@@ -36,19 +37,18 @@ class Finding(Model):
     acknowledged: bool = Field(default=False, description="true when the baseline (--baseline) lists its id")
 
 
+_ERROR_NAMES = {int(error): error.name for error in CudaError}      # a check names dozens of return values per object
+
+
 def cuda_error_name(code: int | None) -> str | None:
     """`NO_KERNEL_IMAGE_FOR_DEVICE` for 209 (stub_models.enums.CudaError, as traces name it); None for a number it lacks."""
-    if code is None:
-        return None
-    try:
-        return CudaError(code).name
-    except ValueError:
-        return None
+    return None if code is None else _ERROR_NAMES.get(code)
 
 
 def cuda_error_label(code: int) -> str:
-    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values."""
-    return enum_label(CudaError, code)
+    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values (enum_label's form)."""
+    name = _ERROR_NAMES.get(code)
+    return f"{code} {name}" if name is not None else str(code)
 
 
 SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message
@@ -65,9 +65,12 @@ def fault_message(kind: str, message: str, path: str) -> str:
     return message.split(SCENARIO_HINT, 1)[0] + MISSING_STUB_HINT.format(path=path)
 
 
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":")).encode     # json.dumps(..., separators=...) makes one per call
+
+
 def finding_id(kind: str, *identity: object) -> str:
     """`attribute-3f9a1c2b7d4e`: the kind and a digest of what identifies the finding."""
-    text = json.dumps([kind, *identity], separators=(",", ":"))
+    text = _COMPACT_JSON([kind, *identity])
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
@@ -116,9 +119,9 @@ def object_findings(result) -> list[Finding]:
     where = f"{key} ({export})"
     found = []
 
-    def add(kind: str, identity: tuple, description: str) -> None:
-        found.append(Finding(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key, export=export,
-                             description=f"{where}: {description}"))
+    def add(kind: str, identity: tuple, description: str) -> None:     # emu's own values: built unvalidated (hotpath)
+        found.append(build_record(Finding, dict(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key,
+                                                export=export, description=f"{where}: {description}", acknowledged=False)))
 
     if result.metadata not in BY_DESIGN:
         add("unchecked", (result.metadata,), f"not checked: {result.unchecked}")

@@ -28,9 +28,15 @@ A = FuncAttribute
 D = DeviceAttribute
 E = CudaError
 _ATTRIBUTE_NAMES = {int(a): a.name for a in FuncAttribute}
+_name_of = _ATTRIBUTE_NAMES.__getitem__      # a snapshot names every attribute of every kernel: mapped in C
 _NO_IMAGE: dict[str, KernelAttributes] = {}     # profile name -> attributes of a kernel without a cubin
 Result = tuple[int, dict[str, int]]      # what a behaviour returns: the error code, values for out-parameters
 _NONNEGATIVE = frozenset({A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT, A.REQUIRED_CLUSTER_DEPTH})
+# What set_attribute reads on every setter call, as module names (a class attribute of an enum costs several look-ups)
+_SUCCESS, _INVALID_VALUE = E.SUCCESS, E.INVALID_VALUE
+_MAX_DYNAMIC_SHARED, _SHARED_SIZE, _CARVEOUT = A.MAX_DYNAMIC_SHARED_SIZE_BYTES, A.SHARED_SIZE_BYTES, A.PREFERRED_SHARED_MEMORY_CARVEOUT
+_MUST_BE_SET, _SCHEDULING_POLICY = A.CLUSTER_SIZE_MUST_BE_SET, A.CLUSTER_SCHEDULING_POLICY_PREFERENCE
+_OPTIN_SHARED = D.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 
 
 @dataclass
@@ -128,21 +134,21 @@ class CudaRuntime:
     # -- the attribute rules, as the H200 answered (FIELD_NOTES section 5, tests/data/facts/h200) ----
     def set_attribute(self, kernel: Kernel, attr: int, value: int, device: int) -> CudaError:
         """CLUSTER_SIZE_MUST_BE_SET is refused whatever the value; NON_PORTABLE_CLUSTER_SIZE_ALLOWED takes any."""
-        if attr not in SETTABLE_FUNC_ATTRIBUTES or attr == A.CLUSTER_SIZE_MUST_BE_SET:
-            return E.INVALID_VALUE
+        if attr not in SETTABLE_FUNC_ATTRIBUTES or attr == _MUST_BE_SET:
+            return _INVALID_VALUE
         attributes = kernel.attributes[device]
-        if attr == A.MAX_DYNAMIC_SHARED_SIZE_BYTES:
-            limit = self.device_attributes.get(D.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0) - attributes[A.SHARED_SIZE_BYTES]
+        if attr == _MAX_DYNAMIC_SHARED:
+            limit = self.device_attributes.get(_OPTIN_SHARED, 0) - attributes[_SHARED_SIZE]
             if not 0 <= value <= limit:
-                return E.INVALID_VALUE
-        elif attr == A.PREFERRED_SHARED_MEMORY_CARVEOUT and not -1 <= value <= 100:
-            return E.INVALID_VALUE
-        elif attr == A.CLUSTER_SCHEDULING_POLICY_PREFERENCE and not 0 <= value <= 2:
-            return E.INVALID_VALUE
+                return _INVALID_VALUE
+        elif attr == _CARVEOUT and not -1 <= value <= 100:
+            return _INVALID_VALUE
+        elif attr == _SCHEDULING_POLICY and not 0 <= value <= 2:
+            return _INVALID_VALUE
         elif attr in _NONNEGATIVE and (value < 0 or kernel.limits.fixed_cluster and value != attributes[attr]):
-            return E.INVALID_VALUE                     # a cluster shape compiled into the cubin cannot be changed
+            return _INVALID_VALUE                      # a cluster shape compiled into the cubin cannot be changed
         attributes[attr] = value
-        return E.SUCCESS
+        return _SUCCESS
 
     # -- launches and other resources ------------------------------------------------
     def record_launch(self, launch: LaunchRecord) -> None:
@@ -163,7 +169,7 @@ class CudaRuntime:
             profile=self.profile.name, device_count=self.config.device_count, current_device=self.current_device,
             libraries={str(h): names for h, names in self.libraries.items()}, load_error=self.load_error,
             kernels=[build_record(KernelState, dict(name=k.name, handle=k.handle, library=k.library,
-                                                    devices={str(d): {_ATTRIBUTE_NAMES[a]: v for a, v in attrs.items()}
+                                                    devices={str(d): dict(zip(map(_name_of, attrs), attrs.values()))
                                                              for d, attrs in k.attributes.items()},
                                                     unknown=sorted(_ATTRIBUTE_NAMES[a] for a in k.unknown) if k.unknown else []))
                      for k in self.kernels.values() if k.library in self.used_libraries],

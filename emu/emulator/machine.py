@@ -106,6 +106,7 @@ class Machine:
         self.bound: BindingTable = {}                    # slot address -> (symbol, target or None) of the loaded binary
         self._pending: BaseException | None = None        # raised inside the stub hook, re-raised after emu_start
         self._frame_args = arch.convention.frame_args
+        self._register_args = len(arch.convention.arg_regs)    # the frame's first words: frame_args of so many is a slice
         self.mapping = ImageMapping(uc)
         self._sites_for: tuple[int | None, bytes] | None = None   # the code (address, bytes) whose sites are hooked
         self.deadline = 0.0
@@ -282,8 +283,10 @@ class Machine:
         uc = self.uc
         caller = "?"
         try:
-            raw = self._frame_args(frame, target.arity, uc) if target is not None else ()
-            caller = self.image.locate(frame[FRAME_RETURN]) if frame[FRAME_RETURN] != GUEST_CALL_RESUME else self.guest_calls.caller()
+            arity = target.arity if target is not None else 0         # mostly all in registers: a slice of the frame
+            raw = frame[:arity] if arity <= self._register_args else self._frame_args(frame, arity, uc)
+            returns_to = frame[FRAME_RETURN]
+            caller = self.image.locate(returns_to) if returns_to != GUEST_CALL_RESUME else self.guest_calls.caller()
             if target is not None:
                 steps = dispatcher.call(uc, symbol, raw, caller, target)
                 if steps is not None:      # a stub that calls back into the guest (emu.emulator.guest_calls)

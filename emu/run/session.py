@@ -104,7 +104,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         dispatcher.entry = entry
         if packed_ret:
             machine.host.write(session.ret_slot, struct.pack("<i", -1))
-        first_call = len(dispatcher.calls)
+        first_call = dispatcher.recorded()
         for address in addresses:
             outcome = machine.call(address, args, budget, timeout_s)
             if outcome.fault is not None:
@@ -117,7 +117,7 @@ def run_object(path: str, config: RuntimeConfig | None = None, entries: list[Ent
         raised = read_raised() if read_raised is not None else None
         runs.append(build_record(EntryRun, dict(entry=entry, function=", ".join(symbols), args=shown, returned=returned,
                                               fault=outcome.fault, raised=raised,
-                                              first_call=first_call, end_call=len(dispatcher.calls), launch=launch)))
+                                              first_call=first_call, end_call=dispatcher.recorded(), launch=launch)))
         if launch is not None:
             feasibility.extend(_feasibility(runtime, dispatcher.calls, first_call, entry))
         return outcome.fault is None
@@ -255,10 +255,8 @@ def _module_load(call, session: ObjectSession, runtime: CudaRuntime, dispatcher:
             return True
         return call("mlir_cuda_load", [session.packed(session.library_slot, session.ret_slot)], {}, packed_ret=True)
     count = runtime.config.device_count
-    dispatcher.calls.append(build_record(CallRecord, dict(index=len(dispatcher.calls), entry="module_load",
-                                                        symbol=HEADER_DEVICE_COUNT, args={}, outputs={"count": count},
-                                                        ret=0, injected=False, caller="header Kernel_Module_Load",
-                                                        inner_calls=0)))
+    dispatcher.record(dict(index=dispatcher.recorded(), entry="module_load", symbol=HEADER_DEVICE_COUNT, args={},
+                           outputs={"count": count}, ret=0, injected=False, caller="header Kernel_Module_Load", inner_calls=0))
     packed = session.packed(session.library_pointer, session.device_slot, session.ret_slot)
     for device in range(count):
         session.machine.host.write(session.device_slot, struct.pack("<i", device))

@@ -55,16 +55,25 @@ def _direct_matches_public() -> bool:
     try:
         public = _Probe.model_construct(**values)
         direct = _Probe.__new__(_Probe)
-        object.__setattr__(direct, "__dict__", dict(values))
-        object.__setattr__(direct, "__pydantic_fields_set__", set(_Probe.model_fields))
-        object.__setattr__(direct, "__pydantic_extra__", None)
-        object.__setattr__(direct, "__pydantic_private__", None)
+        setters = _slot_setters()
+        setters["set_dict"](direct, dict(values))
+        setters["set_fields"](direct, set(_Probe.model_fields))
+        setters["set_extra"](direct, None)
+        setters["set_private"](direct, None)
         slots = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
         return (all(getattr(direct, slot) == getattr(public, slot) for slot in slots)
                 and direct.model_dump() == public.model_dump() == values and direct == public
                 and direct.model_copy() == public)
     except Exception:                       # noqa: BLE001 - any failure means: use the public path
         return False
+
+
+def _slot_setters() -> dict[str, Callable[[Any, Any], None]]:
+    """The setters of the four instance slots pydantic keeps an instance in, by the names record_lines use:
+    each slot's own descriptor (a third cheaper than object.__setattr__, which looks it up by name)."""
+    slots = {"set_dict": "__dict__", "set_fields": "__pydantic_fields_set__", "set_extra": "__pydantic_extra__",
+             "set_private": "__pydantic_private__"}
+    return {name: BaseModel.__dict__[slot].__set__ for name, slot in slots.items()}
 
 
 _DIRECT: list[bool] = []                    # the check's answer, made on first use
@@ -87,10 +96,10 @@ def record_lines(target: str, values: str) -> tuple[str, ...]:
     if not records_built_directly():
         return (f"{target} = record_class.model_construct(**{values})",)
     return (f"{target} = record_new(record_class)",
-            f"set_slot({target}, '__dict__', {values})",
-            f"set_slot({target}, '__pydantic_fields_set__', every_field)",
-            f"set_slot({target}, '__pydantic_extra__', None)",
-            f"set_slot({target}, '__pydantic_private__', None)")
+            f"set_dict({target}, {values})",
+            f"set_fields({target}, every_field)",
+            f"set_extra({target}, None)",
+            f"set_private({target}, None)")
 
 
 def record_names(cls: type[BaseModel]) -> dict[str, Any]:
@@ -98,7 +107,10 @@ def record_names(cls: type[BaseModel]) -> dict[str, Any]:
     every_field = _EVERY_FIELD.get(cls)
     if every_field is None:
         every_field = _EVERY_FIELD[cls] = set(cls.model_fields)
-    return {"record_class": cls, "record_new": cls.__new__, "set_slot": object.__setattr__, "every_field": every_field}
+    names = {"record_class": cls, "record_new": cls.__new__, "every_field": every_field}
+    if records_built_directly():
+        names.update(_slot_setters())
+    return names
 
 
 def record_factory(cls: type[M]) -> Callable[[dict[str, Any]], M]:
@@ -113,6 +125,21 @@ def record_factory(cls: type[M]) -> Callable[[dict[str, Any]], M]:
         make = _FACTORIES[cls] = generated_function("make", ("values",), (*record_lines("instance", "values"), "return instance"),
                                                     record_names(cls), f"record {cls.__name__}")
     return make
+
+
+_BATCHES: dict[type, Callable[[Iterable[dict[str, Any]]], list]] = {}
+
+
+def records_factory(cls: type[M]) -> Callable[[Iterable[dict[str, Any]]], list[M]]:
+    """`make_all(fields)`: a list of instances of `cls`, one per dict of `fields`, as `record_factory` makes each;
+    for records kept as dicts and made together (emu.stubs.dispatch: a run's calls), in one loop, not a call each."""
+    make_all = _BATCHES.get(cls)
+    if make_all is None:
+        body = ("made = []", "append = made.append", "for values in fields:",
+                *(f"    {line}" for line in record_lines("instance", "values")), "    append(instance)", "return made")
+        make_all = _BATCHES[cls] = generated_function("make_all", ("fields",), body, record_names(cls),
+                                                      f"records {cls.__name__}")
+    return make_all
 
 
 def build_record(cls: type[M], values: dict[str, Any]) -> M:

@@ -343,6 +343,25 @@ def test_generated_decoders_convert_every_argument_kind():
         names = [p.name for p in model.params()]
         params = tuple((p.name, "u64", None) for p in model.params())
         assert list(_compile_decoder(params)(list(range(len(names))), None)) == names
-        instance, values = _compile_decoder(params, model)(list(range(len(names))), None)
-        assert type(instance) is model and instance.__dict__ is values and list(values) == names
+        decode = _compile_decoder(params, model)
+        instance, values = decode(list(range(len(names))), None)
+        assert type(instance) is model and instance.__dict__ == values and list(values) == names
         assert [getattr(instance, name) for name in names] == list(range(len(names)))
+        again, shown = decode(tuple(range(len(names))), None)     # the same words: the same frozen instance,
+        assert again is instance and shown == values and shown is not values    # the trace's values a copy each call
+
+
+def test_decoders_that_read_memory_decode_every_call(monkeypatch):
+    """A C string is read from guest memory on every call: the same pointer may hold another text next time."""
+    import emu.stubs.dispatch as dispatch
+
+    model = next(m for m in MODELS if any(p.c.kind == "cstr" for p in m.params()))
+    params = tuple((p.name, p.c.kind, p.c.struct) for p in model.params())
+    memory = {"text": b"first\0"}                      # what read_c_string reads through unicorn_c.mem_read
+    monkeypatch.setattr(dispatch, "mem_read", lambda uc, address, size: (memory["text"] + bytes(size))[:size])
+    decode = dispatch._compile_decoder(params, model)
+    first = decode([0x1000] * len(params), None)
+    memory["text"] = b"second\0"
+    second = decode([0x1000] * len(params), None)
+    name = next(p.name for p in model.params() if p.c.kind == "cstr")
+    assert (first[1][name], second[1][name]) == ("first", "second") and first[0] is not second[0]

@@ -34,6 +34,17 @@ def test_both_paths_build_the_validated_record(monkeypatch, direct):
     assert built.model_dump() == VALUES and built.model_fields_set == set(VALUES)
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["slots written", "public model_construct"])
+def test_records_made_together_are_the_validated_records(monkeypatch, direct):
+    """records_factory (a run's calls, made when the log is read) gives each record build_record gives."""
+    monkeypatch.setattr(hotpath, "_DIRECT", [direct])
+    monkeypatch.setattr(hotpath, "_BATCHES", {})
+    fields = [dict(VALUES), {**VALUES, "index": 5, "args": {}}]
+    built = hotpath.records_factory(_Record)(fields)
+    assert built == [_Record.model_validate(values) for values in fields]
+    assert [record.__dict__ for record in built] == fields and built[0].model_fields_set == set(VALUES)
+
+
 def test_a_pydantic_that_keeps_instances_otherwise_is_caught(monkeypatch):
     """The check compares with model_construct: a slot pydantic no longer reads is a difference it sees."""
     real = BaseModel.model_construct.__func__

@@ -11,6 +11,9 @@ from stub_models.enums import CudaError as E
 
 from ..runtime import CudaRuntime, Result
 
+# as module names: see device.py
+SUCCESS, INVALID_RESOURCE_HANDLE = E.SUCCESS, E.INVALID_RESOURCE_HANDLE
+
 
 def library_load_data(rt: CudaRuntime, call) -> Result:
     if call.code == 0:
@@ -20,11 +23,11 @@ def library_load_data(rt: CudaRuntime, call) -> Result:
 
 def library_get_kernel(rt: CudaRuntime, call) -> Result:
     if call.library not in rt.libraries:
-        return E.INVALID_RESOURCE_HANDLE, {}
+        return INVALID_RESOURCE_HANDLE, {}
     kernel = rt.kernel_in(call.library, call.name)
     if kernel is None:
         return (E.SYMBOL_NOT_FOUND if rt.load_error is None else E.NO_KERNEL_IMAGE_FOR_DEVICE), {}
-    return E.SUCCESS, {"pKernel": kernel.handle}
+    return SUCCESS, {"pKernel": kernel.handle}
 
 
 def library_get_kernel_count(rt: CudaRuntime, call) -> Result:
