@@ -79,7 +79,9 @@ def export_target(path: Path, sweep: bool) -> Target:
 def _headerless_target(path: Path, header_path: Path, sweep: bool) -> Target:
     """A TVM-FFI object (it has no header): the harness replays the lazy load emu traced (emu/probe/tvm_ffi.py)."""
     from .tvm_ffi import is_tvm_ffi, tvm_ffi_source
-    if not path.exists() or not is_tvm_ffi(path):
+    if not path.exists():
+        raise ProbeError(f"{path}: no such file")
+    if not is_tvm_ffi(path):
         raise ProbeError(f"{path}: no header {header_path.name} next to it, and not a TVM-FFI object; the probe loads a "
                          "CuTe-ABI export through its own header")
     label = object_label(path)

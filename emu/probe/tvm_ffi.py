@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from .harness import _PRELUDE, _names_array, c_string
+from .harness import _PRELUDE, _names_array, c_string, fatbin_array
 
 TRACE_RUNTIME = {"profile": "h200", "device_count": 1}     # the measured device, alone on its machine
 LIBRARY_LOAD = "_cudaLibraryLoadData"
@@ -116,8 +116,8 @@ def _replay(run, binary: int, path: str) -> list[tuple]:
     for call in calls:
         if call.symbol == LIBRARY_LOAD:
             if call.args.get("code") != binary:
-                raise TvmFfiProbeError(f"the lazy load loads the binary at {call.args.get('code'):#x}, not the export's "
-                                       f"kernels_binary at {binary:#x}", path=path)
+                raise TvmFfiProbeError(f"the lazy load loads the binary at {_hex(call.args.get('code'))}, not the "
+                                       f"export's kernels_binary at {binary:#x}", path=path)
         elif call.symbol == GET_KERNEL:
             names[call.outputs.get("pKernel", 0)] = call.args["name"]
             replay.append(("get_kernel", call.args["name"]))
@@ -125,13 +125,17 @@ def _replay(run, binary: int, path: str) -> list[tuple]:
             handle = call.args.get("kernel", call.args.get("func"))
             if handle not in names:
                 raise TvmFfiProbeError(f"the lazy load sets attribute {call.args.get('attr')} on a kernel handle "
-                                       f"{handle:#x} it did not get from cudaLibraryGetKernel", path=path)
+                                       f"{_hex(handle)} it did not get from cudaLibraryGetKernel", path=path)
             replay.append(("set", SETTERS[call.symbol], names[handle], call.args["attr"], call.args["value"],
                            call.args.get("device", 0)))
         elif call.symbol not in READS | {DEVICE_COUNT}:
             raise TvmFfiProbeError(f"the lazy load calls {call.symbol}, which the probe's TVM-FFI harness does not "
                                    "replay", path=path)
     return replay
+
+
+def _hex(value) -> str:
+    return f"{value:#x}" if isinstance(value, int) else repr(value)
 
 
 def _why(run) -> str:
@@ -165,9 +169,7 @@ def tvm_ffi_harness(load: LazyLoad, object_label: str, sha256: str, sweep: bool)
         f"  probe_traced_launch(lib, {c_string(l.kernel)}, {l.grid[0]}, {l.grid[1]}, {l.grid[2]}, {l.block[0]}, "
         f"{l.block[1]}, {l.block[2]}, {l.smem}ull, {int(l.cluster is not None)}, "
         f"{', '.join(str(v) for v in (l.cluster or (0, 0, 0)))});\n" for l in load.launches)
-    fatbin = ",".join(str(b) for b in load.binary)
-    return (_PRELUDE + "\n" + _names_array(load.kernels) + f"alignas(64) static const unsigned char FATBIN[] = {{{fatbin}}};\n"
-            + f"""
+    return (_PRELUDE + "\n" + _names_array(load.kernels) + fatbin_array(load.binary) + f"""
 // load_to_device(0) of TVM-FFI export {load.export}, as emu's trace of its entry recorded it.
 static int replay_load_to_device(cudaLibrary_t lib) {{
   cudaKernel_t k[{max(1, len(handles))}] = {{}};

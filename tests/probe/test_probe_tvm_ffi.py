@@ -130,6 +130,8 @@ def test_a_library_of_several_tvm_ffi_exports_is_bad_input(tmp_path, cli):
                   "--build-only", "--no-toys")
     assert several.code == 2 and "holds 2 TVM-FFI exports (vec_scale_sm_100a, vec_scale_sm_90a)" in several.err
     assert "Traceback" not in several.err
+    missing = cli("probe", str(tmp_path / "gone.o"), "--out", str(tmp_path / "o"), "--build-only", "--no-toys")
+    assert missing.code == 2 and "gone.o: no such file" in missing.err
 
 
 @pytest.mark.skipif(CUDA_INCLUDE is None, reason="needs CUDA's headers (the probe's build machine)")
