@@ -28,6 +28,7 @@ from ..dsl.entries import EntrySpec
 from ..errors import BadInput
 from ..run.session import run_object
 from ..support.model import Model, empty_list
+from .occupancy_map import legend, map_lines, wants_map
 from stub_models.enums import DeviceAttribute, FuncAttribute
 
 DEFAULT_BLOCKS = tuple(range(32, 1025, 32))
@@ -181,8 +182,11 @@ def show_occupancy(result: OccupancyResult) -> list[str]:
         for kernel in export.kernels:
             lines += [""] + _kernel_lines(kernel)
         lines.append("")
-    legend = ", ".join(f"{code} {name}" for name, code in CODES.items())
-    return lines + [f"cells: resident blocks per SM and what limits them ({legend})"]
+    letters = ", ".join(f"{code} {name}" for name, code in CODES.items())
+    grids = [len({a.block_size for a in k.answers}) for e in result.exports for k in e.kernels if k.answers]
+    if grids and all(wants_map(count) for count in grids):
+        return lines + [legend(f"({letters})")]
+    return lines + [f"cells: resident blocks per SM and what limits them ({letters})"]
 
 
 def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
@@ -195,6 +199,8 @@ def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
              f"({source}), carveout {kernel.carveout}"]
     if kernel.unknown:
         lines.append(f"    unknown (profile defaults used): {', '.join(kernel.unknown)}")
+    if wants_map(len({a.block_size for a in kernel.answers})):
+        return lines + map_lines(kernel.answers, CODES)
     smem = sorted({a.dynamic_smem for a in kernel.answers})
     cells = {(a.block_size, a.dynamic_smem): a for a in kernel.answers}
     lines.append("    block \\ dynamic smem " + "".join(f"{s:>8}" for s in smem))

@@ -43,7 +43,8 @@ def object_label(path: Path) -> str:
 
 def facts_name(label: str) -> str:
     """`tests/fixtures/cutlass-dsl-4.8.0/x86_64/plain.o` -> `cutlass-dsl-4.8.0.x86_64.plain`."""
-    stem = label.removeprefix("tests/fixtures/").removeprefix("tests/data/facts/h200/").removesuffix(".o")
+    stem = label.removeprefix("tests/fixtures/").removeprefix("tests/data/facts/h200/").removeprefix("tests/data/")
+    stem = stem.removesuffix(".o")
     return stem.replace("/", ".")
 
 
@@ -62,7 +63,7 @@ _STT_FUNC = 2
 def export_target(path: Path, sweep: bool) -> Target:
     header_path = path.with_suffix(".h")
     if not header_path.exists():
-        raise ProbeError(f"{path}: no header {header_path.name} next to it; the probe loads an export through its own header")
+        return _headerless_target(path, header_path, sweep)
     try:
         header = parse_header(header_path)
     except HeaderError as error:
@@ -73,6 +74,19 @@ def export_target(path: Path, sweep: bool) -> Target:
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     source = export_harness(header, header_path.name, label, sha, kernel_slot_names(path), args, sweep)
     return Target(facts_name(label), label, sha, source, path.resolve(), header_path.parent.resolve())
+
+
+def _headerless_target(path: Path, header_path: Path, sweep: bool) -> Target:
+    """A TVM-FFI object (it has no header): the harness replays the lazy load emu traced (emu/probe/tvm_ffi.py)."""
+    from .tvm_ffi import is_tvm_ffi, tvm_ffi_source
+    if not path.exists():
+        raise ProbeError(f"{path}: no such file")
+    if not is_tvm_ffi(path):
+        raise ProbeError(f"{path}: no header {header_path.name} next to it, and not a TVM-FFI object; the probe loads a "
+                         "CuTe-ABI export through its own header")
+    label = object_label(path)
+    sha, source = tvm_ffi_source(path, label, sweep)
+    return Target(facts_name(label), label, sha, source, None, None)
 
 
 def toy_targets(folder: Path) -> list[Target]:

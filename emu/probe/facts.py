@@ -2,7 +2,8 @@
 
 One JSON object a line; `kind` tells which model.  The six kinds of the contract are what the CUDA
 model is tested against; `load_step`, `get_kernel`, `wrapper_return`, `execution` and `harness_exit` are the
-probe's own detail and bookkeeping (documented in tests/data/facts/h200/README.md) and can be ignored.
+probe's own detail and bookkeeping (documented in tests/data/facts/h200/README.md) and can be ignored;
+`cluster_occupancy` is the probe's own measurement, not yet in the contract (nothing models it yet).
 """
 from __future__ import annotations
 
@@ -86,6 +87,14 @@ class LaunchFact(_Fact):
     result: int                     # the launch call's cudaError (-1: not run again after a restart)
 
 
+class ClusterOccupancyFact(_Fact):
+    kind: Literal["cluster_occupancy"]
+    kernel: str
+    config: LaunchConfig            # the cudaLaunchConfig_t asked about; attrs: the cluster dimension (4), or none
+    result: int                     # cudaOccupancyMaxActiveClusters
+    num_clusters: int | None
+
+
 class LoadStepFact(_Fact):
     kind: Literal["load_step"]
     index: int                      # the header's CUTE_DSL_CUDA_ERROR_CHECK calls in order (4.4 and later:
@@ -115,7 +124,7 @@ class HarnessExitFact(_Fact):
 
 
 CONTRACT_KINDS = ("device", "load", "kernel_attribute", "occupancy", "setter", "launch")
-Fact = Annotated[Union[DeviceFact, LoadFact, KernelAttributeFact, OccupancyFact, SetterFact, LaunchFact,
+Fact = Annotated[Union[DeviceFact, LoadFact, KernelAttributeFact, OccupancyFact, SetterFact, LaunchFact, ClusterOccupancyFact,
                        LoadStepFact, GetKernelFact, WrapperReturnFact, ExecutionFact, HarnessExitFact], Field(discriminator="kind")]
 _ADAPTER = TypeAdapter(Fact)
 

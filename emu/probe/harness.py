@@ -59,11 +59,14 @@ int main(int argc, char **argv) {{
 """)
 
 
+def fatbin_array(fatbin: bytes) -> str:
+    """The GPU binary as the harness's FATBIN array, aligned as cudaLibraryLoadData wants a fatbin."""
+    return f"alignas(64) static const unsigned char FATBIN[] = {{{','.join(str(b) for b in fatbin)}}};\n"
+
+
 def fatbin_harness(fatbin: bytes, object_label: str, sha256: str, kernel_names: list[str], sweep: bool) -> str:
     """C++ source probing a fatbin loaded with cudaLibraryLoadData (the probe's own toy kernels)."""
-    body = ",".join(str(b) for b in fatbin)
-    return (_PRELUDE + "\n" + _names_array(kernel_names)
-            + f"alignas(64) static const unsigned char FATBIN[] = {{{body}}};\n" + f"""
+    return (_PRELUDE + "\n" + _names_array(kernel_names) + fatbin_array(fatbin) + f"""
 int main(int argc, char **argv) {{
   probe_start(argc, argv, {c_string(object_label)}, {c_string(sha256)});
   probe_device();

@@ -175,12 +175,34 @@ struct Launch {
   std::vector<std::pair<int, int>> pre;      // kernel attributes set (for device 0) before, restored after
 };
 
-// A DSL kernel may need dynamic shared memory (`rotate` needs 512 bytes for its 128 threads, and faults
-// with less): sweep launches that do not test shared memory get what the export's wrapper gave the
-// kernel, scaled to the block's threads.  Kernels the wrapper did not launch get none.
-struct WrapperSmem { CUkernel kernel; size_t smem; size_t threads; };
-static std::vector<WrapperSmem> g_wrapper_smem;
+// How the export launches each kernel: the configurations its wrapper chose (recorded by the
+// --wrap hook below) or, for a TVM-FFI object, those emu's trace of its entry recorded (the generated
+// harness passes them to probe_traced_launch).  A DSL kernel may need dynamic shared memory (`rotate`
+// needs 512 bytes for its 128 threads, and faults with less): sweep launches that do not test shared
+// memory get what the export gave the kernel, scaled to the block's threads; kernels it did not launch
+// get none.  The cluster occupancy sweep starts from each launch made with a cluster.
+struct Launched { CUkernel kernel; unsigned grid[3], block[3]; size_t smem; bool clustered; unsigned cluster[3]; };
+static std::vector<Launched> g_launched;
 static size_t g_smem_bytes = 0, g_smem_threads = 1;
+
+static void note_launch(CUkernel k, const cudaLaunchConfig_t &c) {
+  Launched l = {k, {c.gridDim.x, c.gridDim.y, c.gridDim.z}, {c.blockDim.x, c.blockDim.y, c.blockDim.z}, c.dynamicSmemBytes, false, {0, 0, 0}};
+  for (unsigned i = 0; i < c.numAttrs; i++)
+    if (c.attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      l.clustered = true;
+      l.cluster[0] = c.attrs[i].val.clusterDim.x; l.cluster[1] = c.attrs[i].val.clusterDim.y; l.cluster[2] = c.attrs[i].val.clusterDim.z;
+    }
+  g_launched.push_back(l);
+}
+
+// A launch emu's trace of a TVM-FFI entry recorded (emu/probe/tvm_ffi.py writes the calls): as if the export made it.
+static void probe_traced_launch(cudaLibrary_t lib, const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, size_t smem, int clustered, unsigned cx, unsigned cy, unsigned cz) {
+  cudaKernel_t k = nullptr;
+  if (!lib || cudaLibraryGetKernel(&k, lib, name) != cudaSuccess || !k) { cudaGetLastError(); return; }
+  Launched l = {(CUkernel)k, {gx, gy, gz}, {bx, by, bz}, smem, clustered != 0, {cx, cy, cz}};
+  g_launched.push_back(l);
+}
 static const size_t AUTO_SMEM = ~(size_t)0;
 
 static Launch cfg(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t smem = AUTO_SMEM) {
@@ -325,8 +347,10 @@ static void cooperative_search(CUkernel k, const char *name, unsigned block, siz
 // The launch-configuration sweep: limits of grid, block, cluster, cooperative size, shared memory, attributes.
 static void probe_launch_sweep(CUkernel k, const char *name) {
   g_smem_bytes = 0; g_smem_threads = 1;
-  for (auto &w : g_wrapper_smem)
-    if (w.kernel == k && w.threads) { g_smem_bytes = w.smem; g_smem_threads = w.threads; }
+  for (auto &w : g_launched) {
+    size_t threads = (size_t)w.block[0] * w.block[1] * w.block[2];
+    if (w.kernel == k && threads) { g_smem_bytes = w.smem; g_smem_threads = threads; }
+  }
   int max_threads = get_attr(k, 0), statics = get_attr(k, 1), attr8 = get_attr(k, 8);
   int optin = 0; cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
   // block and grid shapes
@@ -429,6 +453,70 @@ static void probe_launch_sweep(CUkernel k, const char *name) {
   { Launch l = pre(cfg(8, 1, 1, 128, 1, 1), 14, 1); with3(l, cudaLaunchAttributeClusterDimension, 2, 1, 1); with3(l, cudaLaunchAttributeClusterDimension, 4, 1, 1); launch_one(k, name, l); }
 }
 
+// ---- cluster occupancy ----------------------------------------------------------------------------------
+// cudaOccupancyMaxActiveClusters for every kernel the export launches with a cluster, and every kernel
+// with a compile-time cluster (attributes 11-13): first each configuration as launched, then from it a
+// small sweep of cluster shapes, dynamic shared memory and block sizes (the grid then the cluster's own
+// shape, a multiple of it), and once with no cluster attribute.  Attributes stay as loaded (14: non-portable
+// sizes allowed or not).  A config without attribute 4 leaves the cluster to the kernel.
+static void cluster_one(CUkernel k, const char *name, const unsigned grid[3], const unsigned block[3], size_t smem, const unsigned *cluster) {
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t c{};
+  c.gridDim = dim3(grid[0], grid[1], grid[2]);
+  c.blockDim = dim3(block[0], block[1], block[2]);
+  c.dynamicSmemBytes = smem;
+  if (cluster) {
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cluster[0]; attr.val.clusterDim.y = cluster[1]; attr.val.clusterDim.z = cluster[2];
+    c.attrs = &attr;
+    c.numAttrs = 1;
+  }
+  int clusters = -1;
+  cudaError_t r = cudaOccupancyMaxActiveClusters(&clusters, (const void *)k, &c);
+  if (r != cudaSuccess) cudaGetLastError();
+  Line line("cluster_occupancy");
+  line.str("kernel", name).raw("config", config_json(c)).num("result", r);
+  if (r == cudaSuccess) line.num("num_clusters", clusters); else line.raw("num_clusters", "null");
+  line.emit();
+}
+
+static void cluster_sweep(CUkernel k, const char *name, const Launched &base) {
+  const unsigned *own = base.clustered ? base.cluster : nullptr;
+  unsigned shape_grid[3] = {1, 1, 1};
+  for (int i = 0; i < 3; i++) shape_grid[i] = base.clustered && base.cluster[i] ? base.cluster[i] : base.grid[i];
+  cluster_one(k, name, base.grid, base.block, base.smem, own);
+  unsigned shapes[][3] = {{1, 1, 1}, {2, 1, 1}, {4, 1, 1}, {8, 1, 1}, {16, 1, 1}, {1, 2, 1}, {2, 2, 1}, {4, 2, 1}, {2, 1, 2}};
+  for (auto &s : shapes) {
+    if (own && !memcmp(own, s, sizeof s)) continue;
+    cluster_one(k, name, s, base.block, base.smem, s);
+  }
+  int attr8 = get_attr(k, 8);
+  for (size_t smem : {(size_t)0, (size_t)1024, (size_t)49152, (size_t)100000, (size_t)attr8, (size_t)attr8 + 1})
+    if (smem != base.smem) cluster_one(k, name, shape_grid, base.block, smem, own);
+  for (unsigned threads : {32u, 64u, 128u, 256u, 384u, 512u, 1024u}) {
+    unsigned block[3] = {threads, 1, 1};
+    if (memcmp(block, base.block, sizeof block)) cluster_one(k, name, shape_grid, block, base.smem, own);
+  }
+  if (own) cluster_one(k, name, shape_grid, base.block, base.smem, nullptr);
+}
+
+static void probe_cluster_occupancy(CUkernel k, const char *name) {
+  std::vector<Launched> bases;
+  for (auto &l : g_launched) {
+    if (l.kernel != k || !l.clustered) continue;
+    bool seen = false;
+    for (auto &b : bases) seen |= !memcmp(b.block, l.block, sizeof l.block) && b.smem == l.smem && !memcmp(b.cluster, l.cluster, sizeof l.cluster);
+    if (!seen) bases.push_back(l);
+  }
+  unsigned required[3] = {(unsigned)get_attr(k, 11), (unsigned)get_attr(k, 12), (unsigned)get_attr(k, 13)};
+  if (bases.empty() && required[0] && required[1] && required[2]) {
+    unsigned threads = get_attr(k, 0) < 128 ? (unsigned)get_attr(k, 0) : 128u;
+    Launched l = {k, {required[0], required[1], required[2]}, {threads, 1, 1}, 0, false, {0, 0, 0}};
+    bases.push_back(l);
+  }
+  for (auto &b : bases) cluster_sweep(k, name, b);
+}
+
 // Phase 1, right after the load: every kernel the object names (its kernels_kernel_* slots), then any
 // other kernel the library holds, with its attributes.  Phase 2 runs after the wrapper's launch.
 struct Probed { CUkernel kernel; std::string name; };
@@ -460,6 +548,7 @@ static void probe_library_rest(const std::vector<Probed> &kernels, bool sweep) {
   for (auto &k : kernels) {
     if (!k.kernel) continue;
     probe_occupancy(k.kernel, k.name.c_str());
+    probe_cluster_occupancy(k.kernel, k.name.c_str());
     if (sweep) probe_launch_sweep(k.kernel, k.name.c_str());
     probe_setters(k.kernel, k.name.c_str());
   }
@@ -473,7 +562,7 @@ extern "C" cudaError_t __wrap__cudaLaunchKernelEx(const cudaLaunchConfig_t *conf
   bool skip = replaying(seq) && poisoned(seq);
   cudaError_t r = skip ? cudaErrorLaunchFailure : __real__cudaLaunchKernelEx(config, func, args);
   std::string name = kernel_name((CUkernel)func, "?");
-  g_wrapper_smem.push_back({(CUkernel)func, config->dynamicSmemBytes, (size_t)config->blockDim.x * config->blockDim.y * config->blockDim.z});
+  note_launch((CUkernel)func, *config);
   if (skip) { g_emitted += 2; return r; }
   Line("launch").str("kernel", name.c_str()).str("via", "wrapper").raw("config", config_json(*config)).raw("pre", "{}").num("result", r).emit();
   if (r == cudaSuccess) check_execution(seq);

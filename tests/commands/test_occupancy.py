@@ -1,14 +1,20 @@
 """`python -m emu occupancy` and `emu.occupancy`: the table, the JSON, the limiter, several exports, bad input."""
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 import emu
 from conftest import ROOT, fixture, run_cli
-from emu.commands.occupancy import DEFAULT_BLOCKS, DEFAULT_SMEM
+from emu.commands.occupancy import CODES, DEFAULT_BLOCKS, DEFAULT_SMEM
+from emu.commands.occupancy_map import FEW, WIDEST, axis, occupancy_cell
+from tests import oracles
 
 GEMM = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / "hopper_gemm.o")
+FA4_SM90 = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / "fa4_forward_sm90.o")
 FMHA_SM100 = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / "blackwell_fmha.o")
 MULTI = ROOT / "tests" / "data" / "multi_export"
 
@@ -69,10 +75,80 @@ def test_bad_input_is_one_paragraph_and_exit_2():
     assert run_cli("occupancy", fixture("x86_64", "missing")).code == 2
 
 
+def _maps(printed: str) -> dict[str, dict[str, dict[int, str]]]:
+    """The pictures a default run printed: {"occupancy" | "limiter": {kernel-order index: {smem: row}}}, per kernel."""
+    maps, kernel, title = [], None, None
+    for line in printed.splitlines():
+        if line.startswith("  kernel "):
+            kernel = {}
+            maps.append(kernel)
+        elif line.strip() in ("occupancy", "limiter"):
+            title = kernel.setdefault(line.strip(), {})
+        elif title is not None and line.startswith("    ") and line.split()[0].isdigit() and len(line.split()) == 2:
+            smem, row = line.split()
+            title[int(smem)] = row
+        else:
+            title = None
+    return maps
+
+
+def _measured(name: str) -> dict[tuple[int, int], int]:
+    """The H200's cudaOccupancyMaxActiveBlocksPerMultiprocessor answers (as loaded) for a real-world fixture."""
+    path = ROOT / "tests" / "data" / "facts" / "h200" / f"realworld.x86_64.{name}.jsonl.gz"
+    facts = [json.loads(line) for line in gzip.decompress(path.read_bytes()).decode().splitlines()]
+    return {(f["block_size"], f["dynamic_smem"]): f["num_blocks"] for f in facts
+            if f["kind"] == "occupancy" and f["carveout"] is None}
+
+
+@pytest.mark.oracle(oracles.H200)
+@pytest.mark.parametrize("name", ["hopper_gemm", "fa4_forward_sm90", "hopper_layernorm"])
+def test_the_default_grid_is_a_picture_whose_cells_are_the_h200s_answers(name):
+    """Every cell of the occupancy map is the H200's measured block count as tens of percent of 64 warps (`.`
+    where no block fits); the limiter map is the JSON's limiters; no table row is printed."""
+    path = str(ROOT / "tests" / "fixtures" / "realworld" / "x86_64" / f"{name}.o")
+    out = run_cli("occupancy", path)
+    assert out.code == 0 and "block \\ dynamic smem" not in out.out and "maps: occupancy 0-9 tens of percent" in out.out
+    [picture] = _maps(out.out)
+    measured = _measured(name)
+    assert sorted(picture["occupancy"]) == sorted(picture["limiter"]) == list(DEFAULT_SMEM)
+    for smem in DEFAULT_SMEM:
+        row = picture["occupancy"][smem]
+        assert len(row) == len(DEFAULT_BLOCKS)
+        for block, cell in zip(DEFAULT_BLOCKS, row):
+            blocks = measured[block, smem]
+            percent = 100 * blocks * -(-block // 32) / 64
+            assert cell == ("." if blocks == 0 else "*" if percent >= 100 else str(int(percent // 10))), (block, smem)
+    [kernel] = emu.occupancy(path).exports[0].kernels
+    for answer in kernel.answers:
+        column = DEFAULT_BLOCKS.index(answer.block_size)
+        assert picture["limiter"][answer.dynamic_smem][column] == CODES[answer.limiter]
+
+
+def test_the_pictures_axis_labels_sit_over_their_columns():
+    labels, ticks = axis(list(DEFAULT_BLOCKS), 0)
+    assert labels.split() == ["32", "256", "512", "768", "1024"]
+    for label in labels.split():
+        column = DEFAULT_BLOCKS.index(int(label))
+        assert ticks[column] == "|"
+        assert labels.index(label) in (column, column - len(label) + 1)   # starts there, or ends there (the last)
+    assert ticks.count("|") == 5
+    assert occupancy_cell(100.0, 2) == "*" and occupancy_cell(99.9, 31) == "9" and occupancy_cell(1.6, 1) == "0"
+    assert occupancy_cell(0.0, 0) == "."
+
+
+def test_a_short_or_very_long_block_list_stays_a_table():
+    few = run_cli("occupancy", GEMM, "--block", ",".join(map(str, DEFAULT_BLOCKS[:FEW])), "--smem", "0")
+    assert few.code == 0 and "block \\ dynamic smem" in few.out and "maps:" not in few.out
+    many = run_cli("occupancy", GEMM, "--block", ",".join(map(str, range(1, WIDEST + 2))), "--smem", "0")
+    assert many.code == 0 and "block \\ dynamic smem" in many.out and _maps(many.out) == [{}]
+    one_more = run_cli("occupancy", GEMM, "--block", ",".join(map(str, DEFAULT_BLOCKS[:FEW + 1])), "--smem", "0,1024")
+    assert [sorted(k) for k in _maps(one_more.out)[0].values()] == [[0, 1024], [0, 1024]]
+
+
 def test_the_readme_examples_are_what_the_command_prints():
     text = (ROOT / "README.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```text\n$ python -m emu occupancy ")[1:]]
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
         argv, printed = block.split("\n", 1)
         out = run_cli("occupancy", *argv.split())

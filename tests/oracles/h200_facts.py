@@ -2,8 +2,8 @@
 
     python tests/oracles/h200_facts.py tests/data/facts/h200 [OBJECT_ROOT...]   # per fact file, fields reproduced
 
-For every export a facts file names, the model runs the header's load path (`module_load`) on the
-h200 profile, then answers each fact's question from the state it left: the load's first error,
+For every export a facts file names, the model runs the header's load path (`module_load`; a TVM-FFI object:
+its entry's lazy load, as the probe's harness replays it) on the h200 profile, then answers each fact's question from the state it left: the load's first error,
 cuKernelGetAttribute of every attribute, occupancy (with the fact's carveout set first), setter
 results and launch verdicts (for the wrapper's own launches, the configuration the wrapper passed).
 """
@@ -27,6 +27,7 @@ from emu.cuda.profile import load_profile  # noqa: E402
 from emu.cuda.runtime import CudaRuntime, Kernel  # noqa: E402
 from emu.dsl.entries import EntrySpec  # noqa: E402
 from emu.cache.loaded import load_image  # noqa: E402
+from emu.probe.tvm_ffi import TRACE_RUNTIME, lazy_load_error  # noqa: E402
 from emu.run.session import run_object  # noqa: E402
 from stub_models.enums import CudaError, FuncAttribute  # noqa: E402
 
@@ -45,18 +46,22 @@ def object_path(path: str) -> Path | None:
 def after_load(path: str) -> tuple[int, dict[str, dict[int, int]], dict[str, LaunchLimits]]:
     """(the load path's first error, kernel name -> attributes on device 0, kernel name -> launch limits).
 
-    An export runs its header's load path; a bare fatbin (the probe's toys) is loaded as
-    cudaLibraryLoadData loads it, each of its kernels then looked up."""
+    An export runs its header's load path, a TVM-FFI object its entry (whose first call loads the library); a bare
+    fatbin (the probe's toys) is loaded as cudaLibraryLoadData loads it, each of its kernels then looked up."""
     found = object_path(path)
     if found.suffix == ".fatbin":
         error, facts = load_verdict(decode_library(found.read_bytes()), H200)
         kernels = {} if error else {name: dict(kernel_attributes(fact, H200, H200.device_attributes, {}).values)
                                     for name, fact in facts.items()}
         return 0, kernels, {name: launch_limits(fact.cubin) for name, fact in facts.items()}
-    run = run_object(str(found), RuntimeConfig(), [EntrySpec(name="module_load")])
-    first = next((e.returned for e in run.entries if e.returned), 0)
-    kernels = {k.name: {int(FuncAttribute[n]): v for n, v in k.devices.get("0", {}).items()} for k in run.state.kernels}
     image, (export,) = load_image(str(found))
+    if export.ffi_name:         # a TVM-FFI object: the lazy load its entry makes, which the probe's harness replays
+        run = run_object(str(found), RuntimeConfig(**TRACE_RUNTIME), [EntrySpec(name="tvm_ffi")])
+        first = lazy_load_error(run)
+    else:
+        run = run_object(str(found), RuntimeConfig(), [EntrySpec(name="module_load")])
+        first = next((e.returned for e in run.entries if e.returned), 0)
+    kernels = {k.name: {int(FuncAttribute[n]): v for n, v in k.devices.get("0", {}).items()} for k in run.state.kernels}
     _error, facts = load_verdict(library_image(image, export.binary), H200)
     limits = {name: launch_limits(fact.cubin) for name, fact in facts.items()}
     return first, kernels, limits
