@@ -40,8 +40,9 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from types import ModuleType
 stand_in = ModuleType("pydantic.plugin._loader"); stand_in.get_plugins = lambda: ()
 sys.modules[stand_in.__name__] = stand_in                   # as emu/__main__.py does
-from emu.cache import class_code
+from emu.cache import class_code, module_code
 class_code.install()                                        # as emu/__main__.py does
+module_code.install()
 import dataclasses, enum, io, contextlib
 from pydantic._internal import _model_construction
 spent = {"dataclass classes": 0.0, "enum classes": 0.0, "pydantic model classes": 0.0}
@@ -88,6 +89,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         print_scenario(result, quiet=True)
 step("the report")
 class_code.save()
+module_code.save()
 import json
 print(json.dumps({"floor": floor, "above": clock() - began, "steps": steps, "classes": spent}))
 """

@@ -24,14 +24,17 @@ served = run_served(sys.argv[1:])
 if served is not None:
     end_process(served)
 
-# Run here: the classes emu and its libraries make compile the same methods in every process; their code is
-# kept in emu's store between processes (emu.cache.class_code).
-from .cache import class_code  # noqa: E402
+# Run here: the classes emu and its libraries make compile the same methods in every process, and emu's modules
+# are read from as many files; their code is kept in emu's store between processes (emu.cache.class_code,
+# emu.cache.module_code).
+from .cache import class_code, module_code  # noqa: E402
 
 class_code.install()
+module_code.install()
 
 from .commands.cli import main  # noqa: E402
 
 status = main()
 class_code.save()
+module_code.save()
 end_process(status)

@@ -19,26 +19,15 @@ from __future__ import annotations
 
 import builtins
 import marshal
-import os
 import sys
 
-from .root import store_dir, write_atomically
+from .root import interpreter_store_file, write_atomically
 
 MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
 
 _codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code
 _state = {"path": None, "added": 0}
 _builtin_exec = builtins.exec
-
-
-def _file() -> str | None:
-    root = store_dir()
-    if root is None:
-        return None
-    import zlib
-    build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
-    return os.path.join(root, "class_code", f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
-                                            f"-O{sys.flags.optimize}.marshal")
 
 
 def _read(path: str) -> dict[str, object]:
@@ -90,7 +79,7 @@ def install() -> None:
     """Read the store and give `dataclasses` and `collections` the caching `exec` (once per process)."""
     if _state["path"] is not None:
         return
-    path = _file()
+    path = interpreter_store_file("class_code")
     if path is None:
         return
     _state["path"] = path

@@ -16,6 +16,21 @@ def store_dir() -> str | None:
     return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
 
 
+def interpreter_store_file(kind: str) -> str | None:
+    """The store file of `kind` (a folder of the store) for this interpreter: named by what decides what
+    `compile` and `marshal` make (the interpreter's exact version and build, its optimisation level);
+    None when the store is off."""
+    root = store_dir()
+    if root is None:
+        return None
+    import marshal
+    import sys
+    import zlib
+    build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
+    return os.path.join(root, kind, f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
+                                    f"-O{sys.flags.optimize}.marshal")
+
+
 def write_atomically(path: str, payload: bytes) -> None:
     """Write a store file whole or not at all: a temporary file beside it, then renamed over it.
     A process reading the store meanwhile sees the old file or the new one, never a part."""

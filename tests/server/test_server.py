@@ -76,10 +76,11 @@ def server(tmp_path_factory):
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    """The stores a command wrote, less the class-code store: that one is the process's (the code of the classes
-    it made, emu.cache.class_code), which a served command's warm server made before the command."""
+    """The stores a command wrote, less the class-code and module-code stores: those are the process's (the code
+    of the classes it made and of the modules it imported, emu.cache.class_code and module_code), which a served
+    command's warm server made before the command."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.relative_to(folder).parts[0] != "class_code"}
+            if p.is_file() and p.relative_to(folder).parts[0] not in ("class_code", "module_code")}
 
 
 def cold_and_served(server: Server, args: list[str], tmp_path: Path, cwd: Path = ROOT):
