@@ -14,8 +14,25 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+try:
+    # How the standard library makes its own large enums (http.HTTPStatus, re.RegexFlag...): the class
+    # that the class statement would make, members and all, built without EnumType's per-member hooks
+    # (a third of the time: over 2 ms of a cold run for these).  tests/stubs/test_stub_models.py checks each
+    # against the one `class X(IntEnum)` makes, with the standard library's own comparison.
+    from enum import _simple_enum as _fast
+except ImportError:                 # Python 3.10: the class statement's own way
+    def _fast(etype):
+        def make(cls):
+            body = type(etype).__prepare__(cls.__name__, (etype,))
+            for key, value in cls.__dict__.items():
+                if key not in ("__dict__", "__weakref__"):
+                    body[key] = value
+            return type(etype)(cls.__name__, (etype,), body)
+        return make
 
-class FuncAttribute(IntEnum):
+
+@_fast(IntEnum)
+class FuncAttribute:
     """CUfunction_attribute (cuKernelGetAttribute / cuFuncGetAttribute).
 
     0-7 are read-only; 8-15 have the same numbers in the runtime's cudaFuncAttribute.  From 16 the
@@ -49,7 +66,8 @@ READ_ONLY_FUNC_ATTRIBUTES = frozenset(range(0, 8))
 SETTABLE_FUNC_ATTRIBUTES = frozenset(range(8, 16))
 
 
-class CudaFuncAttribute(IntEnum):
+@_fast(IntEnum)
+class CudaFuncAttribute:
     """cudaFuncAttribute, the `attr` of cudaFuncSetAttribute / cudaKernelSetAttributeForDevice.
 
     8-15 equal CUfunction_attribute's numbers and carry its names; 16 is the runtime's
@@ -77,7 +95,8 @@ class CudaFuncAttribute(IntEnum):
     SHARED_MEMORY_MODE = 16
 
 
-class LaunchAttributeID(IntEnum):
+@_fast(IntEnum)
+class LaunchAttributeID:
     """cudaLaunchAttributeID / CUlaunchAttributeID (same numbers; 15 is unassigned)."""
 
     IGNORE = 0
@@ -100,7 +119,8 @@ class LaunchAttributeID(IntEnum):
     SHARED_MEMORY_MODE = 18
 
 
-class CudaError(IntEnum):
+@_fast(IntEnum)
+class CudaError:
     """cudaError_t, every value of the CUDA 12.9 and 13.x runtime headers (`cudaErrorInvalidValue` -> INVALID_VALUE).
 
     The `_cuda*` wrappers return these; emu's traces label return values with this enum.
@@ -247,7 +267,8 @@ class CudaError(IntEnum):
     API_FAILURE_BASE = 10000
 
 
-class CUresult(IntEnum):
+@_fast(IntEnum)
+class CUresult:
     """CUresult, the driver's error codes (`CUDA_ERROR_INVALID_VALUE` -> INVALID_VALUE), CUDA 13.x.
 
     The `_cu*` wrappers return these.  Most numbers coincide with cudaError_t, the names often
@@ -363,7 +384,8 @@ class CUresult(IntEnum):
     UNKNOWN = 999
 
 
-class DeviceAttribute(IntEnum):
+@_fast(IntEnum)
+class DeviceAttribute:
     """CUdevice_attribute numbers, which cudaDeviceGetAttribute accepts too (cudaDeviceAttr is the same
     numbering with gaps: 44, 102-105, 107, 110, 136, 137, 146, ... exist only in the driver enum, and a
     real H200 answers them through cudaDeviceGetAttribute; see facts/h200-probe.jsonl).
@@ -542,7 +564,8 @@ class DeviceAttribute(IntEnum):
     GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED = 161
 
 
-class Limit(IntEnum):
+@_fast(IntEnum)
+class Limit:
     """cudaLimit / CUlimit (7-9 exist only in the driver enum)."""
 
     STACK_SIZE = 0
@@ -558,7 +581,8 @@ class Limit(IntEnum):
     PER_BLOCK_MEMORY_SIZE = 10
 
 
-class FuncCache(IntEnum):
+@_fast(IntEnum)
+class FuncCache:
     """cudaFuncCache / CUfunc_cache."""
 
     PREFER_NONE = 0
@@ -567,7 +591,8 @@ class FuncCache(IntEnum):
     PREFER_EQUAL = 3
 
 
-class SharedMemConfig(IntEnum):
+@_fast(IntEnum)
+class SharedMemConfig:
     """cudaSharedMemConfig (deprecated bank-size configuration)."""
 
     BANK_SIZE_DEFAULT = 0
@@ -575,7 +600,8 @@ class SharedMemConfig(IntEnum):
     BANK_SIZE_EIGHT_BYTE = 2
 
 
-class MemcpyKind(IntEnum):
+@_fast(IntEnum)
+class MemcpyKind:
     """cudaMemcpyKind, the `kind` argument of cudaMemcpy / cudaMemcpyAsync."""
 
     HOST_TO_HOST = 0
@@ -585,7 +611,8 @@ class MemcpyKind(IntEnum):
     DEFAULT = 4
 
 
-class StreamCaptureMode(IntEnum):
+@_fast(IntEnum)
+class StreamCaptureMode:
     """cudaStreamCaptureMode, the `mode` argument of cudaStreamBeginCapture."""
 
     GLOBAL = 0
@@ -593,7 +620,8 @@ class StreamCaptureMode(IntEnum):
     RELAXED = 2
 
 
-class GraphInstantiateFlags(IntEnum):
+@_fast(IntEnum)
+class GraphInstantiateFlags:
     """cudaGraphInstantiateFlags, bits of cudaGraphInstantiate's `flags` (labels show single bits only)."""
 
     AUTO_FREE_ON_LAUNCH = 1
@@ -602,7 +630,8 @@ class GraphInstantiateFlags(IntEnum):
     USE_NODE_PRIORITY = 8
 
 
-class TensorMapDataType(IntEnum):
+@_fast(IntEnum)
+class TensorMapDataType:
     """CUtensorMapDataType, cuTensorMapEncodeTiled's `tensorDataType` (the 16U4/16U6 packed types keep
     TYPE_ in their names, a Python name cannot start with a digit).
     """
@@ -625,7 +654,8 @@ class TensorMapDataType(IntEnum):
     TYPE_16U6_ALIGN16B = 15
 
 
-class TensorMapInterleave(IntEnum):
+@_fast(IntEnum)
+class TensorMapInterleave:
     """CUtensorMapInterleave (a name cannot start with a digit: 16B is INTERLEAVE_16B)."""
 
     NONE = 0
@@ -633,7 +663,8 @@ class TensorMapInterleave(IntEnum):
     INTERLEAVE_32B = 2
 
 
-class TensorMapSwizzle(IntEnum):
+@_fast(IntEnum)
+class TensorMapSwizzle:
     """CUtensorMapSwizzle (a name cannot start with a digit: 32B is SWIZZLE_32B)."""
 
     NONE = 0
@@ -645,7 +676,8 @@ class TensorMapSwizzle(IntEnum):
     SWIZZLE_128B_ATOM_64B = 6
 
 
-class TensorMapL2Promotion(IntEnum):
+@_fast(IntEnum)
+class TensorMapL2Promotion:
     """CUtensorMapL2promotion."""
 
     NONE = 0
@@ -654,21 +686,24 @@ class TensorMapL2Promotion(IntEnum):
     L2_256B = 3
 
 
-class TensorMapFloatOOBFill(IntEnum):
+@_fast(IntEnum)
+class TensorMapFloatOOBFill:
     """CUtensorMapFloatOOBfill."""
 
     NONE = 0
     NAN_REQUEST_ZERO_FMA = 1
 
 
-class StreamFlags(IntEnum):
+@_fast(IntEnum)
+class StreamFlags:
     """cudaStreamDefault / cudaStreamNonBlocking (cudaStreamCreateWithFlags; cudaStreamCreate uses 0)."""
 
     DEFAULT = 0
     NON_BLOCKING = 1
 
 
-class EventFlags(IntEnum):
+@_fast(IntEnum)
+class EventFlags:
     """cudaEventDefault, cudaEventBlockingSync, ... (bits of cudaEventCreateWithFlags' `flags`)."""
 
     DEFAULT = 0
@@ -677,7 +712,8 @@ class EventFlags(IntEnum):
     INTERPROCESS = 4
 
 
-class MemAttachFlags(IntEnum):
+@_fast(IntEnum)
+class MemAttachFlags:
     """cudaMemAttachGlobal / Host / Single, the `flags` of cudaMallocManaged."""
 
     GLOBAL = 1
