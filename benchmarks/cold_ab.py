@@ -34,7 +34,8 @@ OBJECT = os.path.join("tests", "fixtures", "cutlass-dsl-4.8.0", "x86_64", "carve
 
 def side(root: str, folder: str, name: str, nopyc: bool) -> tuple[list[str], str, dict[str, str]]:
     """The command, working folder and environment of one checkout's run."""
-    scenario = os.path.join(folder, f"{name}.yaml")
+    os.makedirs(os.path.join(folder, name))
+    scenario = os.path.join(folder, name, "one_object.yaml")
     with open(scenario, "w") as handle:
         handle.write("description: one object\nobjects: [%s]\nentries: [cuda_init, cuda_load, cuda_load_to_device, launch]\n"
                      % json.dumps(os.path.join(root, OBJECT)))
@@ -67,7 +68,9 @@ def main() -> int:
         for name, command in commands.items():                 # warm-up: bytecode, stores, class code
             for _ in range(2):
                 outputs[name] = timed_run(*command)[2]
-        if outputs["this"].replace(HERE, "ROOT") != outputs["other"].replace(os.path.abspath(args.other), "ROOT"):
+        shown = {name: outputs[name].replace(os.path.join(folder, name), "FOLDER").replace(root, "ROOT")
+                 for name, root in (("this", HERE), ("other", os.path.abspath(args.other)))}
+        if shown["this"] != shown["other"]:
             print("cold_ab: the two checkouts print different output", file=sys.stderr)
         wall: dict[str, list[float]] = {name: [] for name in commands}
         cpu: dict[str, list[float]] = {name: [] for name in commands}
