@@ -11,8 +11,10 @@ compiled.
 Right by construction: the key is the exact source text; the file is named by what else decides what
 `compile` makes of it (the interpreter's exact version and build, its optimisation level); a code object
 is compiled as the builtin `exec` or `compile` compiles it there (the same file name and mode, no future
-features: none of those modules has any, and emu's generated text is compiled without).  The file is marshal data in emu's store folder (emu.cache.root), which Python
-itself trusts as it trusts its `__pycache__`; a file that does not read back is ignored and rewritten.
+features: none of those modules has any, and emu's generated text is compiled without).  The file is
+marshal data in emu's store folder (emu.cache.root; indexed: a code is unmarshalled when first looked up,
+not all of them at start), which Python itself trusts as it trusts its `__pycache__`; a file that does not
+read back is ignored and rewritten.
 Standard library only: `python -m emu` installs it before importing anything that makes a class.
 """
 from __future__ import annotations
@@ -21,26 +23,22 @@ import builtins
 import marshal
 import sys
 
-from .root import interpreter_store_file, write_atomically
+from .root import interpreter_store_file, read_indexed, write_indexed
 
 MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
 
-_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code
+_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code, or its marshal data until used
 _state = {"path": None, "added": 0}
 _builtin_exec = builtins.exec
+_CODE = type(compile("", "", "exec"))
 
 
-def _read(path: str) -> dict[str, object]:
-    try:
-        with open(path, "rb") as handle:
-            found = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
+def _read(path: str) -> dict[tuple[str, str, str], memoryview]:
+    """The store's keys, each with a view of its code's marshal data (unmarshalled when first used)."""
+    found = read_indexed(path) or {}
+    if not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k) for k in found):
         return {}
-    code_type = type(_read.__code__)
-    if not isinstance(found, dict) or not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k)
-                                              and type(v) is code_type for k, v in found.items()):
-        return {}
-    return found
+    return {key: data for key, (_, data) in found.items()}
 
 
 def cached_compile(source: str, filename: str, mode: str):
@@ -50,6 +48,16 @@ def cached_compile(source: str, filename: str, mode: str):
         return compile(source, filename, mode, dont_inherit=True)
     key = (source, filename, mode)
     code = _codes.get(key)
+    if code is not None and type(code) is not _CODE:
+        try:
+            code = marshal.loads(code)
+        except (EOFError, ValueError, TypeError):
+            code = None
+        if type(code) is not _CODE:         # data that does not read back as code: compiled afresh, stored again
+            code = None
+            del _codes[key]
+        else:
+            _codes[key] = code
     if code is None:
         code = compile(source, filename, mode, dont_inherit=True)
         if len(_codes) < MAX_ENTRIES:
@@ -99,7 +107,8 @@ def save() -> None:
     merged = _read(path)
     merged.update((k, v) for k, v in _codes.items() if len(merged) < MAX_ENTRIES or k in merged)
     try:
-        write_atomically(path, marshal.dumps(merged))
+        write_indexed(path, {key: (None, marshal.dumps(code) if type(code) is _CODE else code)
+                             for key, code in merged.items()})
     except OSError:
         pass            # a read-only or full disk only costs the next process the compilations
     _state["added"] = 0

@@ -15,9 +15,8 @@ import marshal
 import os
 import time
 
-from .root import interpreter_store_file, write_atomically
+from .root import SETTLED_NS, interpreter_store_file, write_atomically
 
-SETTLED_NS = 2_000_000_000      # a file hashed this long after its last change is recorded
 MAX_ENTRIES = 2048              # a bound on the file: emu has about 300 source files
 
 _known: dict[str, tuple[int, int, bytes]] = {}      # path -> (size, mtime_ns, digest)

@@ -14,9 +14,10 @@ Right by construction: a module is served only where CPython's path finder would
 its package's `__path__` is the one folder recorded, that folder (and a package's own) is unchanged
 since (its modification time: any file added, removed or renamed in it changes it; a finder's cache
 of the folder's listing is refreshed the same way), and the source has the recorded size and time in
-nanoseconds.  The module is then made as CPython makes it (the spec `spec_from_file_location` makes,
+nanoseconds (and neither changed within two seconds of being recorded: a coarse clock may not have moved).
+The module is then made as CPython makes it (the spec `spec_from_file_location` makes,
 a SourceFileLoader for `__file__`, `__cached__`, source and resources), except that its code comes
-from the store.  The store is marshal data in emu's store folder (emu.cache.root) named by the
+from the store.  The store is marshal data in emu's store folder (emu.cache.root: an indexed file) named by the
 interpreter's exact build and optimisation level, which Python trusts as it trusts its `__pycache__`;
 a file that does not read back is ignored and rewritten.  Standard library only.
 """
@@ -25,16 +26,17 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 from importlib.machinery import SourceFileLoader
 from importlib.util import MAGIC_NUMBER, spec_from_file_location
 
-from .root import interpreter_store_file, write_atomically
+from .root import SETTLED_NS, interpreter_store_file, read_indexed, write_indexed
 
 PACKAGES = ("emu.", "stub_models.")     # the submodules served: emu's own code, nothing else
 MAX_ENTRIES = 1024                      # a bound on the file: emu and stub_models have about 300 modules
 
 # name -> (source path, package folder or None, searched folder, source size, source mtime_ns,
-#          ((folder, mtime_ns), ...), code as marshal bytes)
+#          ((folder, mtime_ns), ...), code as marshal data: bytes, or a view of the store file's)
 _entries: dict[str, tuple] = {}
 _folders: dict[str, int | None] = {}    # folder -> its mtime_ns now (stat once per process)
 _state: dict = {"path": None}
@@ -78,15 +80,11 @@ class StoredCodeFinder:
 
 
 def _read(path: str) -> dict[str, tuple]:
-    try:
-        with open(path, "rb") as handle:
-            found = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
+    """The store's entries, each module's code a view of the file's bytes (unmarshalled when imported)."""
+    found = read_indexed(path) or {}
+    if not all(type(k) is str and type(about) is tuple and len(about) == 6 for k, (about, _) in found.items()):
         return {}
-    if not isinstance(found, dict) or not all(type(k) is str and type(v) is tuple and len(v) == 7 and type(v[6]) is bytes
-                                              for k, v in found.items()):
-        return {}
-    return found
+    return {name: (*about, code) for name, (about, code) in found.items()}
 
 
 def install() -> None:
@@ -139,8 +137,9 @@ def _entry(name: str, module) -> tuple | None:
         stat = os.stat(spec.origin)
     except OSError:
         return None
-    if any(time is None for _, time in times):
-        return None
+    settled = time.time_ns() - SETTLED_NS
+    if any(mtime is None or mtime > settled for _, mtime in times) or stat.st_mtime_ns > settled:
+        return None                     # changed too recently to trust its time (emu.cache.root.SETTLED_NS)
     where = (spec.origin, None if own is None else own[0], searched[0], stat.st_size, stat.st_mtime_ns, times)
     if _entries.get(name, ())[:6] == where:
         return None
@@ -165,6 +164,6 @@ def save() -> None:
     merged = _read(path)
     merged.update((k, v) for k, v in added.items() if len(merged) < MAX_ENTRIES or k in merged)
     try:
-        write_atomically(path, marshal.dumps(merged))
+        write_indexed(path, {name: (tuple(entry[:6]), entry[6]) for name, entry in merged.items()})
     except OSError:
         pass            # a read-only or full disk only costs the next process the usual imports

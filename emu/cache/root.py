@@ -8,6 +8,11 @@ from __future__ import annotations
 import os
 
 
+# A file or folder changed this recently may change again without its modification time moving (a coarse clock):
+# the stores that trust a time (emu.cache.file_digests, module_code) record only what has been still this long.
+SETTLED_NS = 2_000_000_000
+
+
 def store_dir() -> str | None:
     """`$EMU_CACHE_DIR` (default `~/.cache/emu`), or None when it is `off`."""
     configured = os.environ.get("EMU_CACHE_DIR")
@@ -29,6 +34,45 @@ def interpreter_store_file(kind: str) -> str | None:
     build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
     return os.path.join(root, kind, f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
                                     f"-O{sys.flags.optimize}.marshal")
+
+
+def read_indexed(path: str) -> dict | None:
+    """An indexed store file's entries, key -> (what the index says of it, a view of its data), or None when the
+    file is absent or does not read back.  Reading one costs a view per entry: its data (marshal data, say) is
+    decoded when an entry is used, not all of it on every start.
+
+    The file: the index's length (8 bytes), the index (marshal data: key -> (about, offset, length), offsets
+    counted from the index's end), then the entries' data."""
+    import marshal
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        size = int.from_bytes(raw[:8], "little")
+        view = memoryview(raw)
+        index = marshal.loads(view[8:8 + size])
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(index, dict):
+        return None
+    base, end, entries = 8 + size, len(raw), {}
+    for key, where in index.items():
+        if type(where) is not tuple or len(where) != 3 or type(where[1]) is not int or type(where[2]) is not int \
+                or where[1] < 0 or where[2] < 0 or base + where[1] + where[2] > end:
+            return None
+        entries[key] = (where[0], view[base + where[1]:base + where[1] + where[2]])
+    return entries
+
+
+def write_indexed(path: str, entries: dict) -> None:
+    """Write an indexed store file (`read_indexed`) of key -> (about, data as bytes or a view), atomically."""
+    import marshal
+    index, parts, offset = {}, [], 0
+    for key, (about, data) in entries.items():
+        index[key] = (about, offset, len(data))
+        parts.append(data)
+        offset += len(data)
+    head = marshal.dumps(index)
+    write_atomically(path, len(head).to_bytes(8, "little") + head + b"".join(parts))
 
 
 def write_atomically(path: str, payload: bytes) -> None:

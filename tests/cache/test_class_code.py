@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from conftest import ROOT, fixture
+from emu.cache.root import read_indexed
 
 # In a fresh process: install the store (or not), import what a run imports, and print every dataclass and
 # named tuple method's code as data (bytecode, constants, names, flags), with how many texts the store held.
@@ -71,8 +72,9 @@ def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
     assert stored.stat().st_size > 10_000 and run() == first
     stored.write_bytes(b"not marshal data")
     assert run() == first
-    rewritten = marshal.loads(stored.read_bytes())
+    rewritten = read_indexed(str(stored))
     assert len(rewritten) > 200 and all(isinstance(key, tuple) and isinstance(key[0], str) for key in rewritten)
+    assert all(type(marshal.loads(data)) is type(run.__code__) for _, data in rewritten.values())
 
 
 def test_off_leaves_exec_alone(tmp_path):
