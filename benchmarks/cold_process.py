@@ -67,9 +67,9 @@ def step(name):
 began = clock()
 from emu.server.client import run_served
 from emu.commands.process_end import end_process
-from emu.commands.cli import _parser
-args = _parser(False).parse_args(["run", "--quiet", sys.argv[1]])
-step("command line (emu.commands.cli, argparse)")
+from emu.commands.cli import _plain_run
+args = _plain_run(["run", "--quiet", sys.argv[1]])
+step("command line (emu.commands.cli)")
 import pydantic.fields
 step("pydantic.fields and what it imports")
 from emu.scenario.load import load_scenarios, scenario_files
