@@ -13,6 +13,19 @@ if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") and "pydan
     _no_plugins.get_plugins = lambda: ()
     sys.modules[_no_plugins.__name__] = _no_plugins
 
+if "secrets" not in sys.modules:
+    # pydantic.types imports `secrets` (and with it hmac and OpenSSL's _hashlib: 3 ms) for comparing secret
+    # strings, which emu never does: this stand-in imports the real module when a name of it is first read
+    # (emu hashes with CPython's own SHA-256 for the same reason: emu.support.sha256).
+    class _Secrets(ModuleType):
+        def __getattr__(self, name):
+            if sys.modules.get("secrets") is self:
+                del sys.modules["secrets"]
+            import secrets
+            return getattr(secrets, name)
+
+    sys.modules["secrets"] = _Secrets("secrets")
+
 # A running `python -m emu serve` runs the command in a warm child (standard library only
 # until then); without one, or with EMU_NO_SERVER=1, the command runs here.
 from .server.client import run_served  # noqa: E402

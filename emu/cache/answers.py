@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from ..support.sha256 import sha256 as sha256_of
 from .root import store_dir, write_atomically
 
 
@@ -20,8 +21,7 @@ def remembered(question: str, work_out: Callable[[], bool]) -> bool:
     root = store_dir()
     if root is None:
         return work_out()
-    import hashlib
-    path = os.path.join(root, "answers", hashlib.sha256(question.encode()).hexdigest()[:32])
+    path = os.path.join(root, "answers", sha256_of(question.encode()).hexdigest()[:32])
     asked = question.encode() + b"\n"
     try:
         with open(path, "rb") as handle:

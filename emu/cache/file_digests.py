@@ -10,11 +10,11 @@ a file that does not read back is ignored and rewritten.  Standard library only.
 """
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import time
 
+from ..support.sha256 import sha256 as sha256_of
 from .root import SETTLED_NS, interpreter_store_file, write_atomically
 
 MAX_ENTRIES = 2048              # a bound on the file: emu has about 300 source files
@@ -48,7 +48,7 @@ def file_digest(path: str) -> bytes:
     if known is not None and known[0] == stat.st_size and known[1] == stat.st_mtime_ns:
         return known[2]
     with open(path, "rb") as handle:
-        digest = hashlib.sha256(handle.read()).digest()
+        digest = sha256_of(handle.read()).digest()
     if time.time_ns() - stat.st_mtime_ns > SETTLED_NS and len(_known) < MAX_ENTRIES:
         _known[path] = (stat.st_size, stat.st_mtime_ns, digest)
         _state["added"] += 1

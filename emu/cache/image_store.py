@@ -24,7 +24,6 @@ library that comes to shape what an entry holds must be named there.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import zlib
@@ -36,6 +35,7 @@ from . import file_digests
 from .library_releases import releases
 from .root import store_dir, write_atomically  # noqa: F401 - the stores' root and writer, named here too
 from ..binary.elf.reader import ObjectFile, Section, Symbol
+from ..support.sha256 import sha256 as sha256_of
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
 # <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use; 6: a
@@ -80,7 +80,7 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
                 paths += [os.path.join(folder, file) for file in files if file.endswith(".py")]
         else:
             paths.append(path)
-    digest, base = hashlib.sha256(), os.path.join(package, "")
+    digest, base = sha256_of(), os.path.join(package, "")
     for path in sorted(paths):
         file_digest = _FILE_DIGESTS.get(path) if remembered else None
         if file_digest is None:
@@ -88,7 +88,7 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
                 file_digest = _FILE_DIGESTS[path] = file_digests.file_digest(path)
             else:
                 with open(path, "rb") as handle:
-                    file_digest = hashlib.sha256(handle.read()).digest()
+                    file_digest = sha256_of(handle.read()).digest()
         digest.update(_relative(path, base).encode() + b"\0" + file_digest)
     answer = digest.hexdigest()
     if remembered:
@@ -109,7 +109,7 @@ def _relative(path: str, base: str) -> str:
 def folder_name(code: tuple[str, ...] = CODE, libraries: tuple[str, ...] = LIBRARIES) -> str:
     """The folder of the entries this code and these libraries' installed releases make (emu.cache.library_releases):
     a changed line of the code, or another release of a library, starts a new folder."""
-    return hashlib.sha256(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
+    return sha256_of(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
 
 
 _IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> this code's folder
