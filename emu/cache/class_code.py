@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import marshal
 import sys
+from types import CodeType as _CODE
 
 from .root import interpreter_store_file, read_indexed, write_indexed
 
@@ -30,7 +31,6 @@ MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries'
 _codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code, or its marshal data until used
 _state = {"path": None, "added": 0}
 _builtin_exec = builtins.exec
-_CODE = type(compile("", "", "exec"))
 
 
 def _read(path: str) -> dict[tuple[str, str, str], memoryview]:
