@@ -40,6 +40,8 @@ MAX_ENTRIES = 1024                      # a bound on the file: emu and stub_mode
 _entries: dict[str, tuple] = {}
 _folders: dict[str, int | None] = {}    # folder -> its mtime_ns now (stat once per process)
 _state: dict = {"path": None}
+# A file per checkout: two checkouts' processes sharing a store would otherwise each replace the other's modules.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _folder_time(folder: str) -> int | None:
@@ -91,7 +93,7 @@ def install() -> None:
     """Read the store and put its finder first on sys.meta_path (once per process)."""
     if _state["path"] is not None:
         return
-    path = interpreter_store_file("module_code")
+    path = interpreter_store_file("module_code", _CHECKOUT)
     if path is None:
         return
     _state["path"] = path

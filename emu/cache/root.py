@@ -21,10 +21,10 @@ def store_dir() -> str | None:
     return configured or os.path.join(os.path.expanduser("~"), ".cache", "emu")
 
 
-def interpreter_store_file(kind: str) -> str | None:
+def interpreter_store_file(kind: str, place: str = "") -> str | None:
     """The store file of `kind` (a folder of the store) for this interpreter: named by what decides what
-    `compile` and `marshal` make (the interpreter's exact version and build, its optimisation level);
-    None when the store is off."""
+    `compile` and `marshal` make (the interpreter's exact version and build, its optimisation level), and by
+    `place` when given (a file per checkout of emu, say); None when the store is off."""
     root = store_dir()
     if root is None:
         return None
@@ -32,8 +32,9 @@ def interpreter_store_file(kind: str) -> str | None:
     import sys
     import zlib
     build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
+    where = f"-{zlib.crc32(place.encode('utf-8', 'surrogatepass')):08x}" if place else ""
     return os.path.join(root, kind, f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
-                                    f"-O{sys.flags.optimize}.marshal")
+                                    f"-O{sys.flags.optimize}{where}.marshal")
 
 
 def read_indexed(path: str) -> dict | None:
