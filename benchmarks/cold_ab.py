@@ -3,14 +3,15 @@
     git worktree add ../emu-before <commit>
     python benchmarks/cold_ab.py ../emu-before [--rounds 15] [--nopyc]
 
-Each round runs, in turn, fresh processes of the floor (`python -c "import unicorn, yaml, pydantic;
-from pydantic import BaseModel"`), the other checkout's `python -m emu run --quiet` of a one-object
-scenario (what bench.py's goal 1 runs) and this checkout's; each checkout in its own folder with its
-own store (EMU_NO_SERVER=1, bytecode cache on; warmed by one run first).  Alternating keeps a drift of
-this shared machine's speed on every side alike.  Prints each side's median wall and CPU time (user +
-system: it leaves out the waits for a core that other work adds to wall time), their quartiles, and the
-medians of the per-round ratios to the floor.  With --nopyc each checkout runs from a copy without
-bytecode and PYTHONDONTWRITEBYTECODE=1, as bench.py's second figure does.  A comparison, not a benchmark.
+Each round runs, in turn, fresh processes of the floor (`python -c "import unicorn, yaml, pydantic; from
+pydantic import BaseModel"`), the floor under the garbage collector threshold emu/__main__.py sets (`floorgc`:
+how much of a gain is the collector's on the floor's own imports), the other checkout's `python -m emu run
+--quiet` of a one-object scenario (what bench.py's goal 1 runs) and this checkout's; each checkout in its own
+folder with its own store (EMU_NO_SERVER=1, bytecode cache on; warmed first).  Alternating keeps a drift of this
+shared machine's speed on every side alike.  Prints each side's median wall and CPU time (user + system: it
+leaves out the waits for a core that other work adds to wall time), their quartiles, and the medians of the
+per-round ratios to the floor.  With --nopyc each checkout runs from a copy without bytecode and
+PYTHONDONTWRITEBYTECODE=1, as bench.py's second figure does.  A comparison, not a benchmark.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
@@ -29,6 +31,10 @@ sys.path.insert(0, HERE)
 from harness import process_env, timed_run  # noqa: E402
 
 FLOOR = [sys.executable, "-c", "import unicorn, yaml, pydantic; from pydantic import BaseModel"]
+# The floor's imports under the garbage collector's threshold emu/__main__.py sets (emu.__main__.GC_THRESHOLD):
+# what part of a checkout's gain is the collector's on the floor's own imports.
+FLOOR_GC = [sys.executable, "-c", "import gc; gc.set_threshold(100_000, 10, 10); "
+            "import unicorn, yaml, pydantic; from pydantic import BaseModel"]
 OBJECT = os.path.join("tests", "fixtures", "cutlass-dsl-4.8.0", "x86_64", "carveout_25.o")
 
 
@@ -61,13 +67,16 @@ def main() -> int:
     parser.add_argument("--nopyc", action="store_true", help="PYTHONDONTWRITEBYTECODE=1, from copies without bytecode")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="emu-cold-ab-") as folder:
-        commands = {"floor": (FLOOR, HERE, process_env()),
+        commands = {"floor": (FLOOR, HERE, process_env()), "floorgc": (FLOOR_GC, HERE, process_env()),
                     "other": side(os.path.abspath(args.other), folder, "other", args.nopyc),
                     "this": side(HERE, folder, "this", args.nopyc)}
         outputs = {}
         for name, command in commands.items():                 # warm-up: bytecode, stores, class code
             for _ in range(2):
                 outputs[name] = timed_run(*command)[2]
+        time.sleep(2.5)         # emu.cache.root.SETTLED_NS: a fresh copy's folders become old enough to store
+        for name, command in commands.items():
+            timed_run(*command)
         shown = {name: outputs[name].replace(os.path.join(folder, name), "FOLDER").replace(root, "ROOT")
                  for name, root in (("this", HERE), ("other", os.path.abspath(args.other)))}
         if shown["this"] != shown["other"]:
@@ -80,7 +89,7 @@ def main() -> int:
                 wall[name].append(w)
                 cpu[name].append(c)
     print(f"cold one-object `python -m emu run --quiet` ({args.rounds} rounds, alternated; ms, median [quartiles]"
-          f"{', PYTHONDONTWRITEBYTECODE=1' if args.nopyc else ''})")
+          f"{', PYTHONDONTWRITEBYTECODE=1' if args.nopyc else ''}; floorgc: the floor with emu's GC threshold)")
     for name in commands:
         print(f"  {name:6} wall {statistics.median(wall[name]) * 1e3:6.1f} {quartiles(wall[name])}"
               f"   cpu {statistics.median(cpu[name]) * 1e3:6.1f} {quartiles(cpu[name])}")
@@ -89,6 +98,8 @@ def main() -> int:
             ratios = [a / f for a, f in zip(times[name], times["floor"])]
             print(f"  {name:6} / floor ({label}): median of rounds {statistics.median(ratios):.3f}, "
                   f"of medians {statistics.median(times[name]) / statistics.median(times['floor']):.3f}")
+    ratios = [a / f for a, f in zip(cpu["this"], cpu["floorgc"])]
+    print(f"  this   / floorgc (cpu): median of rounds {statistics.median(ratios):.3f}")
     ratios = [a / b for a, b in zip(cpu["this"], cpu["other"])]
     print(f"  this / other (cpu): median of rounds {statistics.median(ratios):.3f}")
     return 0
