@@ -97,6 +97,7 @@ def install() -> None:
     if path is None:
         return
     _state["path"] = path
+    _state["before"] = frozenset(sys.modules)       # imported before the finder: never served, never stored
     _entries.update(_read(path))
     sys.meta_path.insert(0, StoredCodeFinder)
 
@@ -155,9 +156,10 @@ def save() -> None:
     if path is None:
         return
     _folders.clear()                    # folders as they are now: this process may have written their __pycache__
-    added = {}
+    added, before = {}, _state["before"]
     for name, module in list(sys.modules.items()):
-        if name.startswith(PACKAGES) and type(getattr(getattr(module, "__spec__", None), "loader", None)) is SourceFileLoader:
+        if name.startswith(PACKAGES) and name not in before \
+                and type(getattr(getattr(module, "__spec__", None), "loader", None)) is SourceFileLoader:
             entry = _entry(name, module)
             if entry is not None:
                 added[name] = entry
