@@ -24,21 +24,35 @@ import marshal
 import sys
 from types import CodeType as _CODE
 
-from .root import interpreter_store_file, read_indexed, write_indexed
+from .root import indexed_data, interpreter_store_file, read_index, read_indexed, write_indexed
 
 MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
 
-_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code, or its marshal data until used
-_state = {"path": None, "added": 0}
+_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code, or where the store has it until used
+_state = {"path": None, "added": 0, "file": None}     # file: the store read at install (its view, its data's start)
 _builtin_exec = builtins.exec
 
 
 def _read(path: str) -> dict[tuple[str, str, str], memoryview]:
-    """The store's keys, each with a view of its code's marshal data (unmarshalled when first used)."""
+    """Every entry of the store: key -> a view of its code's marshal data."""
     found = read_indexed(path) or {}
     if not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k) for k in found):
         return {}
     return {key: data for key, (_, data) in found.items()}
+
+
+def _stored(key: tuple[str, str, str], where) -> object | None:
+    """The code the store holds for `key` (its index entry `where` in the file read at install), or None."""
+    data = indexed_data(*_state["file"], where)
+    try:
+        code = marshal.loads(data) if data is not None else None
+    except (EOFError, ValueError, TypeError):
+        code = None
+    if type(code) is not _CODE:             # data that does not read back as code: compiled afresh, stored again
+        del _codes[key]
+        return None
+    _codes[key] = code
+    return code
 
 
 def cached_compile(source: str, filename: str, mode: str):
@@ -49,15 +63,7 @@ def cached_compile(source: str, filename: str, mode: str):
     key = (source, filename, mode)
     code = _codes.get(key)
     if code is not None and type(code) is not _CODE:
-        try:
-            code = marshal.loads(code)
-        except (EOFError, ValueError, TypeError):
-            code = None
-        if type(code) is not _CODE:         # data that does not read back as code: compiled afresh, stored again
-            code = None
-            del _codes[key]
-        else:
-            _codes[key] = code
+        code = _stored(key, code)
     if code is None:
         code = compile(source, filename, mode, dont_inherit=True)
         if len(_codes) < MAX_ENTRIES:
@@ -91,7 +97,11 @@ def install() -> None:
     if path is None:
         return
     _state["path"] = path
-    _codes.update(_read(path))
+    found = read_index(path)            # the keys, each with where its code is: unmarshalled when first looked up
+    if found is not None:
+        index, view, base = found
+        _state["file"] = (view, base)
+        _codes.update(index)
     import collections
     import dataclasses
     import typing
@@ -105,10 +115,15 @@ def save() -> None:
     if path is None or not _state["added"]:
         return
     merged = _read(path)
-    merged.update((k, v) for k, v in _codes.items() if len(merged) < MAX_ENTRIES or k in merged)
+    for key, code in list(_codes.items()):
+        if len(merged) >= MAX_ENTRIES and key not in merged:
+            continue
+        if type(code) is _CODE:
+            merged[key] = marshal.dumps(code)
+        elif key not in merged and (data := indexed_data(*_state["file"], code)) is not None:
+            merged[key] = data                  # read at install, never used here
     try:
-        write_indexed(path, {key: (None, marshal.dumps(code) if type(code) is _CODE else code)
-                             for key, code in merged.items()})
+        write_indexed(path, {key: (None, data) for key, data in merged.items()})
     except OSError:
         pass            # a read-only or full disk only costs the next process the compilations
     _state["added"] = 0

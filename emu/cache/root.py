@@ -37,10 +37,11 @@ def interpreter_store_file(kind: str, place: str = "") -> str | None:
                                     f"-O{sys.flags.optimize}{where}.marshal")
 
 
-def read_indexed(path: str) -> dict | None:
-    """An indexed store file's entries, key -> (what the index says of it, a view of its data), or None when the
-    file is absent or does not read back.  Reading one costs a view per entry: its data (marshal data, say) is
-    decoded when an entry is used, not all of it on every start.
+def read_index(path: str) -> tuple[dict, memoryview, int] | None:
+    """An indexed store file's index as stored (key -> (about, offset, length), checked when an entry is used:
+    `indexed_data`), a view of the file's bytes and where its entries' data begins; None when the file is absent
+    or its index does not read back.  Reading one costs its index: an entry's data (marshal data, say) is sliced
+    and decoded when the entry is used, not all of them on every start.
 
     The file: the index's length (8 bytes), the index (marshal data: key -> (about, offset, length), offsets
     counted from the index's end), then the entries' data."""
@@ -53,14 +54,30 @@ def read_indexed(path: str) -> dict | None:
         index = marshal.loads(view[8:8 + size])
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if not isinstance(index, dict):
+    return (index, view, 8 + size) if isinstance(index, dict) else None
+
+
+def indexed_data(view: memoryview, base: int, where) -> memoryview | None:
+    """An entry's data (a view), or None when its index entry is not (about, offset, length) inside the file."""
+    if type(where) is not tuple or len(where) != 3 or type(where[1]) is not int or type(where[2]) is not int \
+            or where[1] < 0 or where[2] < 0 or base + where[1] + where[2] > len(view):
         return None
-    base, end, entries = 8 + size, len(raw), {}
+    return view[base + where[1]:base + where[1] + where[2]]
+
+
+def read_indexed(path: str) -> dict | None:
+    """Every entry of an indexed store file (`read_index`), key -> (about, a view of its data); None when the
+    file is absent or does not read back."""
+    found = read_index(path)
+    if found is None:
+        return None
+    index, view, base = found
+    entries = {}
     for key, where in index.items():
-        if type(where) is not tuple or len(where) != 3 or type(where[1]) is not int or type(where[2]) is not int \
-                or where[1] < 0 or where[2] < 0 or base + where[1] + where[2] > end:
+        data = indexed_data(view, base, where)
+        if data is None:
             return None
-        entries[key] = (where[0], view[base + where[1]:base + where[1] + where[2]])
+        entries[key] = (where[0], data)
     return entries
 
 

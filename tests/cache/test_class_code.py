@@ -83,3 +83,33 @@ def test_off_leaves_exec_alone(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": "off"},
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["None", "None"], out.stderr
+
+
+def test_an_entry_that_does_not_read_back_is_compiled_afresh_and_stored_again(tmp_path, monkeypatch):
+    """Each code is unmarshalled when first looked up (the store is an indexed file): one whose data is not code is
+    compiled afresh, and the next save stores the good one; the others are read as stored."""
+    import collections
+    import dataclasses
+    import typing
+
+    from emu.cache import class_code
+    from emu.cache.root import write_indexed
+
+    store = tmp_path / "class_code.marshal"
+    bad, good = ("x = 1\n", "<string>", "exec"), ("y = 2\n", "<string>", "exec")
+    write_indexed(str(store), {bad: (None, b"not marshal code"),
+                               good: (None, marshal.dumps(compile(good[0], "<string>", "exec", dont_inherit=True)))})
+    for module, name in ((dataclasses, "exec"), (collections, "exec"), (typing, "compile")):
+        monkeypatch.setattr(module, name, getattr(module, name, None), raising=False)    # restored after the test
+    monkeypatch.setattr(class_code, "_codes", {})
+    monkeypatch.setattr(class_code, "_state", {"path": None, "added": 0, "file": None})
+    monkeypatch.setattr(class_code, "interpreter_store_file", lambda kind: str(store))
+    class_code.install()
+    assert type(class_code._codes[good]) is tuple              # where the code is: not unmarshalled yet
+    namespace: dict = {}
+    exec(class_code.cached_compile(*bad), namespace)          # noqa: S102 - the test's own text
+    exec(class_code.cached_compile(*good), namespace)         # noqa: S102
+    assert namespace["x"] == 1 and namespace["y"] == 2 and class_code._state["added"] == 1
+    class_code.save()
+    stored = {key: marshal.loads(data) for key, (_, data) in read_indexed(str(store)).items()}
+    assert set(stored) == {bad, good} and all(type(code) is type(compile("", "", "exec")) for code in stored.values())
