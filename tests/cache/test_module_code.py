@@ -1,6 +1,7 @@
-"""The module-code store (emu.cache.module_code): a `python -m emu` process fills it and the next one imports emu's
-modules from it, with the code CPython would have run; a module whose source or folder changed since is imported
-the usual way (never the stored code) and stored again; `EMU_CACHE_DIR=off` leaves importing as CPython has it."""
+"""The module-code store (emu.cache.module_code): a process fills it and the next one imports emu's modules from it,
+with the code CPython would have run; a module whose source or folder changed since is imported the usual way (never
+the stored code) and stored again; `EMU_CACHE_DIR=off` leaves importing as CPython has it.  (A cold `python -m emu
+run` filling it, and a damaged one rewritten: tests/cache/test_class_code.py, for both stores.)"""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT, fixture
+from conftest import ROOT
 
 # In a fresh process from the checkout at argv[1]: install the store, import what a run imports, save, and print
 # for each of emu's modules how it was loaded, its file, and its code as data (bytecode, names, constants).
@@ -79,23 +80,3 @@ def test_a_changed_module_or_folder_is_imported_afresh_and_stored_again(tmp_path
     after = _imports(copy, store)
     assert {after[name][0] for name in after if name.startswith("emu.scenario.")} == {"SourceFileLoader"}
     assert after["emu.cuda.config"][0] == "StoredCodeLoader"
-
-
-def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
-    scenario = tmp_path / "one.yaml"
-    scenario.write_text(f"objects: [{json.dumps(fixture('x86_64', 'carveout_25'))}]\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": str(tmp_path / "store"), "EMU_NO_SERVER": "1"}
-
-    def run() -> str:
-        out = subprocess.run([sys.executable, "-m", "emu", "run", str(scenario)], env=env, capture_output=True,
-                             text=True, timeout=120)
-        assert out.returncode == 0 and out.stderr == "", out.stderr
-        return out.stdout
-
-    first = run()
-    [stored] = (tmp_path / "store" / "module_code").iterdir()
-    assert stored.stat().st_size > 100_000 and run() == first
-    stored.write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00not marshal data")
-    assert run() == first
-    from emu.cache.root import read_indexed
-    assert len(read_indexed(str(stored))) > 80
