@@ -29,16 +29,18 @@ if "secrets" not in sys.modules:
 
     sys.modules["secrets"] = _Secrets("secrets")
 
-# A running `python -m emu serve` runs the command in a warm child (standard library only
-# until then); without one, or with EMU_NO_SERVER=1, the command runs here.
-from .server.client import run_served  # noqa: E402
-
 # Either way the process ends as CPython ends one, less the teardown of every module (emu.commands.process_end).
 from .commands.process_end import end_process  # noqa: E402
 
-served = run_served(sys.argv[1:])
-if served is not None:
-    end_process(served)
+# A running `python -m emu serve` runs the command in a warm child (standard library only
+# until then); without one, or with EMU_NO_SERVER=1, the command runs here (the client, its
+# socket module and its checks not even imported when the variable says there is none to ask).
+if os.environ.get("EMU_NO_SERVER") != "1":
+    from .server.client import run_served
+
+    served = run_served(sys.argv[1:])
+    if served is not None:
+        end_process(served)
 
 # Run here.  CPython's cyclic garbage collector looks for cycles every 700 allocations not yet freed: the imports
 # and classes of a cold run (some 60,000 objects that all live until the process ends) cost it about 70
