@@ -13,13 +13,24 @@ from conftest import ROOT, fixture
 from emu.support import sha256 as helper
 
 
-def test_the_digests_are_hashlib_s():
-    for data in (b"", b"abc", bytes(range(256)) * 40, os.urandom(helper.SMALL - 1), os.urandom(helper.SMALL + 1)):
+def test_the_digests_are_hashlib_s(monkeypatch):
+    monkeypatch.delitem(sys.modules, "_hashlib", raising=False)     # as in a `python -m emu` process (restored after)
+    monkeypatch.setattr(helper, "_given", [0])
+    for data in (b"", b"abc", bytes(range(256)) * 40, os.urandom(helper.SMALL // 2), os.urandom(helper.SMALL + 1)):
         ours = helper.sha256(data)
         ours.update(b"more")
         theirs = hashlib.sha256(data)
         theirs.update(b"more")
         assert (ours.hexdigest(), ours.digest()) == (theirs.hexdigest(), theirs.digest())
+
+
+def test_cpython_s_own_hashes_at_most_a_megabyte_a_process(monkeypatch):
+    """Past it, OpenSSL's faster hashing repays its start-up: a check of a folder of large objects starts it once."""
+    monkeypatch.delitem(sys.modules, "_hashlib", raising=False)
+    monkeypatch.setattr(helper, "_given", [0])
+    chunk = bytes(helper.SMALL // 4)
+    kinds = [type(helper.sha256(chunk)).__module__ for _ in range(6)]
+    assert kinds[:3] == [type(helper._own(b"")).__module__] * 3 and kinds[4:] == ["_hashlib"] * 2
 
 
 def test_a_cold_run_does_not_start_openssl(tmp_path):
