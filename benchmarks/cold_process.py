@@ -3,7 +3,9 @@
     python benchmarks/cold_process.py [--repeat N]
 
 Each sample is a fresh process (bytecode cache on, image store warm, no server) that first imports
-what the floor imports (`unicorn, yaml, pydantic`, `BaseModel`), then runs the command line's steps
+what the floor imports (`unicorn, yaml, pydantic`, `BaseModel`), then sets up as emu/__main__.py does
+(the stand-in plugin loader, the garbage collector's threshold, the class-code and module-code
+stores; `secrets` is real here: pydantic imported it with the floor), then runs the command line's steps
 one by one, timing each: emu's command-line modules, reading and validating the scenario (the
 scenario model's import included), the reporting and runner modules, the name checks, the run
 itself, the report.  Beside the steps, the time spent creating classes, whatever the step: the
@@ -40,6 +42,8 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from types import ModuleType
 stand_in = ModuleType("pydantic.plugin._loader"); stand_in.get_plugins = lambda: ()
 sys.modules[stand_in.__name__] = stand_in                   # as emu/__main__.py does
+import gc
+gc.set_threshold(100_000, *gc.get_threshold()[1:])          # as emu/__main__.py does (the floor's imports came first)
 from emu.cache import class_code, module_code
 class_code.install()                                        # as emu/__main__.py does
 module_code.install()
