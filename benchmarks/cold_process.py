@@ -3,7 +3,9 @@
     python benchmarks/cold_process.py [--repeat N]
 
 Each sample is a fresh process (bytecode cache on, image store warm, no server) that first imports
-what the floor imports (`unicorn, yaml, pydantic`, `BaseModel`), then runs the command line's steps
+what the floor imports (`unicorn, yaml, pydantic`, `BaseModel`), then sets up as emu/__main__.py does
+(the stand-in plugin loader, the garbage collector's threshold, the class-code and module-code
+stores; `secrets` is real here: pydantic imported it with the floor), then runs the command line's steps
 one by one, timing each: emu's command-line modules, reading and validating the scenario (the
 scenario model's import included), the reporting and runner modules, the name checks, the run
 itself, the report.  Beside the steps, the time spent creating classes, whatever the step: the
@@ -40,8 +42,11 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from types import ModuleType
 stand_in = ModuleType("pydantic.plugin._loader"); stand_in.get_plugins = lambda: ()
 sys.modules[stand_in.__name__] = stand_in                   # as emu/__main__.py does
-from emu.cache import class_code
+import gc
+gc.set_threshold(100_000, *gc.get_threshold()[1:])          # as emu/__main__.py does (the floor's imports came first)
+from emu.cache import class_code, module_code
 class_code.install()                                        # as emu/__main__.py does
+module_code.install()
 import dataclasses, enum, io, contextlib
 from pydantic._internal import _model_construction
 spent = {"dataclass classes": 0.0, "enum classes": 0.0, "pydantic model classes": 0.0}
@@ -66,9 +71,9 @@ def step(name):
 began = clock()
 from emu.server.client import run_served
 from emu.commands.process_end import end_process
-from emu.commands.cli import _parser
-args = _parser(False).parse_args(["run", "--quiet", sys.argv[1]])
-step("command line (emu.commands.cli, argparse)")
+from emu.commands.cli import _plain_run
+args = _plain_run(["run", "--quiet", sys.argv[1]])
+step("command line (emu.commands.cli)")
 import pydantic.fields
 step("pydantic.fields and what it imports")
 from emu.scenario.load import load_scenarios, scenario_files
@@ -88,6 +93,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         print_scenario(result, quiet=True)
 step("the report")
 class_code.save()
+module_code.save()
 import json
 print(json.dumps({"floor": floor, "above": clock() - began, "steps": steps, "classes": spent}))
 """

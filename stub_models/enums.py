@@ -8,14 +8,32 @@ enums turn the runtime's CamelCase into UPPER_SNAKE (`cudaErrorInvalidValue` -> 
 Values follow the CUDA 12.9 and 13.x headers (13.x adds to 12.9; nothing was renumbered).  The
 class bodies were generated once from cuda-bindings 13.5 (plus 12.9 for the few names 13 dropped);
 tests/stubs/test_stub_models.py checks every value and name against cuda-bindings where it is installed.
-This module itself never imports cuda-bindings.
+This module itself never imports cuda-bindings.  The enums a run of the loaders uses are made at import;
+the others (CUresult, limits, streams, events, memory, tensor maps) when first named (`_more`).
 """
 from __future__ import annotations
 
 from enum import IntEnum
 
+try:
+    # How the standard library makes its own large enums (http.HTTPStatus, re.RegexFlag...): the class
+    # that the class statement would make, members and all, built without EnumType's per-member hooks
+    # (a third of the time: over 2 ms of a cold run for these).  tests/stubs/test_stub_models.py checks each
+    # against the one `class X(IntEnum)` makes, with the standard library's own comparison.
+    from enum import _simple_enum as _fast
+except ImportError:                 # Python 3.10: the class statement's own way
+    def _fast(etype):
+        def make(cls):
+            body = type(etype).__prepare__(cls.__name__, (etype,))
+            for key, value in cls.__dict__.items():
+                if key not in ("__dict__", "__weakref__"):
+                    body[key] = value
+            return type(etype)(cls.__name__, (etype,), body)
+        return make
 
-class FuncAttribute(IntEnum):
+
+@_fast(IntEnum)
+class FuncAttribute:
     """CUfunction_attribute (cuKernelGetAttribute / cuFuncGetAttribute).
 
     0-7 are read-only; 8-15 have the same numbers in the runtime's cudaFuncAttribute.  From 16 the
@@ -49,7 +67,8 @@ READ_ONLY_FUNC_ATTRIBUTES = frozenset(range(0, 8))
 SETTABLE_FUNC_ATTRIBUTES = frozenset(range(8, 16))
 
 
-class CudaFuncAttribute(IntEnum):
+@_fast(IntEnum)
+class CudaFuncAttribute:
     """cudaFuncAttribute, the `attr` of cudaFuncSetAttribute / cudaKernelSetAttributeForDevice.
 
     8-15 equal CUfunction_attribute's numbers and carry its names; 16 is the runtime's
@@ -77,7 +96,8 @@ class CudaFuncAttribute(IntEnum):
     SHARED_MEMORY_MODE = 16
 
 
-class LaunchAttributeID(IntEnum):
+@_fast(IntEnum)
+class LaunchAttributeID:
     """cudaLaunchAttributeID / CUlaunchAttributeID (same numbers; 15 is unassigned)."""
 
     IGNORE = 0
@@ -100,7 +120,8 @@ class LaunchAttributeID(IntEnum):
     SHARED_MEMORY_MODE = 18
 
 
-class CudaError(IntEnum):
+@_fast(IntEnum)
+class CudaError:
     """cudaError_t, every value of the CUDA 12.9 and 13.x runtime headers (`cudaErrorInvalidValue` -> INVALID_VALUE).
 
     The `_cuda*` wrappers return these; emu's traces label return values with this enum.
@@ -247,123 +268,8 @@ class CudaError(IntEnum):
     API_FAILURE_BASE = 10000
 
 
-class CUresult(IntEnum):
-    """CUresult, the driver's error codes (`CUDA_ERROR_INVALID_VALUE` -> INVALID_VALUE), CUDA 13.x.
-
-    The `_cu*` wrappers return these.  Most numbers coincide with cudaError_t, the names often
-    do not (500 is CUDA_ERROR_NOT_FOUND here, cudaErrorSymbolNotFound there; 201 is
-    CUDA_ERROR_INVALID_CONTEXT here, cudaErrorDeviceUninitialized there).
-    """
-
-    SUCCESS = 0
-    INVALID_VALUE = 1
-    OUT_OF_MEMORY = 2
-    NOT_INITIALIZED = 3
-    DEINITIALIZED = 4
-    PROFILER_DISABLED = 5
-    PROFILER_NOT_INITIALIZED = 6
-    PROFILER_ALREADY_STARTED = 7
-    PROFILER_ALREADY_STOPPED = 8
-    STUB_LIBRARY = 34
-    CALL_REQUIRES_NEWER_DRIVER = 36
-    DEVICE_UNAVAILABLE = 46
-    MULTICAST_RESOURCE_FULL = 47
-    NO_DEVICE = 100
-    INVALID_DEVICE = 101
-    DEVICE_NOT_LICENSED = 102
-    INVALID_IMAGE = 200
-    INVALID_CONTEXT = 201
-    CONTEXT_ALREADY_CURRENT = 202
-    MAP_FAILED = 205
-    UNMAP_FAILED = 206
-    ARRAY_IS_MAPPED = 207
-    ALREADY_MAPPED = 208
-    NO_BINARY_FOR_GPU = 209
-    ALREADY_ACQUIRED = 210
-    NOT_MAPPED = 211
-    NOT_MAPPED_AS_ARRAY = 212
-    NOT_MAPPED_AS_POINTER = 213
-    ECC_UNCORRECTABLE = 214
-    UNSUPPORTED_LIMIT = 215
-    CONTEXT_ALREADY_IN_USE = 216
-    PEER_ACCESS_UNSUPPORTED = 217
-    INVALID_PTX = 218
-    INVALID_GRAPHICS_CONTEXT = 219
-    NVLINK_UNCORRECTABLE = 220
-    JIT_COMPILER_NOT_FOUND = 221
-    UNSUPPORTED_PTX_VERSION = 222
-    JIT_COMPILATION_DISABLED = 223
-    UNSUPPORTED_EXEC_AFFINITY = 224
-    UNSUPPORTED_DEVSIDE_SYNC = 225
-    CONTAINED = 226
-    INSUFFICIENT_LOADER_VERSION = 227
-    INVALID_SOURCE = 300
-    FILE_NOT_FOUND = 301
-    SHARED_OBJECT_SYMBOL_NOT_FOUND = 302
-    SHARED_OBJECT_INIT_FAILED = 303
-    OPERATING_SYSTEM = 304
-    INVALID_HANDLE = 400
-    ILLEGAL_STATE = 401
-    LOSSY_QUERY = 402
-    NOT_FOUND = 500
-    NOT_READY = 600
-    ILLEGAL_ADDRESS = 700
-    LAUNCH_OUT_OF_RESOURCES = 701
-    LAUNCH_TIMEOUT = 702
-    LAUNCH_INCOMPATIBLE_TEXTURING = 703
-    PEER_ACCESS_ALREADY_ENABLED = 704
-    PEER_ACCESS_NOT_ENABLED = 705
-    PRIMARY_CONTEXT_ACTIVE = 708
-    CONTEXT_IS_DESTROYED = 709
-    ASSERT = 710
-    TOO_MANY_PEERS = 711
-    HOST_MEMORY_ALREADY_REGISTERED = 712
-    HOST_MEMORY_NOT_REGISTERED = 713
-    HARDWARE_STACK_ERROR = 714
-    ILLEGAL_INSTRUCTION = 715
-    MISALIGNED_ADDRESS = 716
-    INVALID_ADDRESS_SPACE = 717
-    INVALID_PC = 718
-    LAUNCH_FAILED = 719
-    COOPERATIVE_LAUNCH_TOO_LARGE = 720
-    TENSOR_MEMORY_LEAK = 721
-    NOT_PERMITTED = 800
-    NOT_SUPPORTED = 801
-    SYSTEM_NOT_READY = 802
-    SYSTEM_DRIVER_MISMATCH = 803
-    COMPAT_NOT_SUPPORTED_ON_DEVICE = 804
-    MPS_CONNECTION_FAILED = 805
-    MPS_RPC_FAILURE = 806
-    MPS_SERVER_NOT_READY = 807
-    MPS_MAX_CLIENTS_REACHED = 808
-    MPS_MAX_CONNECTIONS_REACHED = 809
-    MPS_CLIENT_TERMINATED = 810
-    CDP_NOT_SUPPORTED = 811
-    CDP_VERSION_MISMATCH = 812
-    STREAM_CAPTURE_UNSUPPORTED = 900
-    STREAM_CAPTURE_INVALIDATED = 901
-    STREAM_CAPTURE_MERGE = 902
-    STREAM_CAPTURE_UNMATCHED = 903
-    STREAM_CAPTURE_UNJOINED = 904
-    STREAM_CAPTURE_ISOLATION = 905
-    STREAM_CAPTURE_IMPLICIT = 906
-    CAPTURED_EVENT = 907
-    STREAM_CAPTURE_WRONG_THREAD = 908
-    TIMEOUT = 909
-    GRAPH_EXEC_UPDATE_FAILURE = 910
-    EXTERNAL_DEVICE = 911
-    INVALID_CLUSTER_SIZE = 912
-    FUNCTION_NOT_LOADED = 913
-    INVALID_RESOURCE_TYPE = 914
-    INVALID_RESOURCE_CONFIGURATION = 915
-    KEY_ROTATION = 916
-    STREAM_DETACHED = 917
-    GRAPH_RECAPTURE_FAILURE = 918
-    FABRIC_NOT_READY = 919
-    UNKNOWN = 999
-
-
-class DeviceAttribute(IntEnum):
+@_fast(IntEnum)
+class DeviceAttribute:
     """CUdevice_attribute numbers, which cudaDeviceGetAttribute accepts too (cudaDeviceAttr is the same
     numbering with gaps: 44, 102-105, 107, 110, 136, 137, 146, ... exist only in the driver enum, and a
     real H200 answers them through cudaDeviceGetAttribute; see facts/h200-probe.jsonl).
@@ -542,147 +448,294 @@ class DeviceAttribute(IntEnum):
     GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED = 161
 
 
-class Limit(IntEnum):
-    """cudaLimit / CUlimit (7-9 exist only in the driver enum)."""
+def _more() -> dict[str, type[IntEnum]]:
+    """The enums no run of an export's loaders asks for (CUresult, the limits, streams, events, memory
+    and tensor maps): made the first time one of them is named (module `__getattr__`), not at import."""
 
-    STACK_SIZE = 0
-    PRINTF_FIFO_SIZE = 1
-    MALLOC_HEAP_SIZE = 2
-    DEV_RUNTIME_SYNC_DEPTH = 3
-    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
-    MAX_L2_FETCH_GRANULARITY = 5
-    PERSISTING_L2_CACHE_SIZE = 6
-    SHMEM_SIZE = 7
-    CIG_ENABLED = 8
-    CIG_SHMEM_FALLBACK_ENABLED = 9
-    PER_BLOCK_MEMORY_SIZE = 10
+    @_fast(IntEnum)
+    class CUresult:
+        """CUresult, the driver's error codes (`CUDA_ERROR_INVALID_VALUE` -> INVALID_VALUE), CUDA 13.x.
 
+        The `_cu*` wrappers return these.  Most numbers coincide with cudaError_t, the names often
+        do not (500 is CUDA_ERROR_NOT_FOUND here, cudaErrorSymbolNotFound there; 201 is
+        CUDA_ERROR_INVALID_CONTEXT here, cudaErrorDeviceUninitialized there).
+        """
 
-class FuncCache(IntEnum):
-    """cudaFuncCache / CUfunc_cache."""
-
-    PREFER_NONE = 0
-    PREFER_SHARED = 1
-    PREFER_L1 = 2
-    PREFER_EQUAL = 3
-
-
-class SharedMemConfig(IntEnum):
-    """cudaSharedMemConfig (deprecated bank-size configuration)."""
-
-    BANK_SIZE_DEFAULT = 0
-    BANK_SIZE_FOUR_BYTE = 1
-    BANK_SIZE_EIGHT_BYTE = 2
-
-
-class MemcpyKind(IntEnum):
-    """cudaMemcpyKind, the `kind` argument of cudaMemcpy / cudaMemcpyAsync."""
-
-    HOST_TO_HOST = 0
-    HOST_TO_DEVICE = 1
-    DEVICE_TO_HOST = 2
-    DEVICE_TO_DEVICE = 3
-    DEFAULT = 4
-
-
-class StreamCaptureMode(IntEnum):
-    """cudaStreamCaptureMode, the `mode` argument of cudaStreamBeginCapture."""
-
-    GLOBAL = 0
-    THREAD_LOCAL = 1
-    RELAXED = 2
-
-
-class GraphInstantiateFlags(IntEnum):
-    """cudaGraphInstantiateFlags, bits of cudaGraphInstantiate's `flags` (labels show single bits only)."""
-
-    AUTO_FREE_ON_LAUNCH = 1
-    UPLOAD = 2
-    DEVICE_LAUNCH = 4
-    USE_NODE_PRIORITY = 8
-
-
-class TensorMapDataType(IntEnum):
-    """CUtensorMapDataType, cuTensorMapEncodeTiled's `tensorDataType` (the 16U4/16U6 packed types keep
-    TYPE_ in their names, a Python name cannot start with a digit).
-    """
-
-    UINT8 = 0
-    UINT16 = 1
-    UINT32 = 2
-    INT32 = 3
-    UINT64 = 4
-    INT64 = 5
-    FLOAT16 = 6
-    FLOAT32 = 7
-    FLOAT64 = 8
-    BFLOAT16 = 9
-    FLOAT32_FTZ = 10
-    TFLOAT32 = 11
-    TFLOAT32_FTZ = 12
-    TYPE_16U4_ALIGN8B = 13
-    TYPE_16U4_ALIGN16B = 14
-    TYPE_16U6_ALIGN16B = 15
-
-
-class TensorMapInterleave(IntEnum):
-    """CUtensorMapInterleave (a name cannot start with a digit: 16B is INTERLEAVE_16B)."""
-
-    NONE = 0
-    INTERLEAVE_16B = 1
-    INTERLEAVE_32B = 2
-
-
-class TensorMapSwizzle(IntEnum):
-    """CUtensorMapSwizzle (a name cannot start with a digit: 32B is SWIZZLE_32B)."""
-
-    NONE = 0
-    SWIZZLE_32B = 1
-    SWIZZLE_64B = 2
-    SWIZZLE_128B = 3
-    SWIZZLE_128B_ATOM_32B = 4
-    SWIZZLE_128B_ATOM_32B_FLIP_8B = 5
-    SWIZZLE_128B_ATOM_64B = 6
-
-
-class TensorMapL2Promotion(IntEnum):
-    """CUtensorMapL2promotion."""
-
-    NONE = 0
-    L2_64B = 1
-    L2_128B = 2
-    L2_256B = 3
-
-
-class TensorMapFloatOOBFill(IntEnum):
-    """CUtensorMapFloatOOBfill."""
-
-    NONE = 0
-    NAN_REQUEST_ZERO_FMA = 1
-
-
-class StreamFlags(IntEnum):
-    """cudaStreamDefault / cudaStreamNonBlocking (cudaStreamCreateWithFlags; cudaStreamCreate uses 0)."""
-
-    DEFAULT = 0
-    NON_BLOCKING = 1
+        SUCCESS = 0
+        INVALID_VALUE = 1
+        OUT_OF_MEMORY = 2
+        NOT_INITIALIZED = 3
+        DEINITIALIZED = 4
+        PROFILER_DISABLED = 5
+        PROFILER_NOT_INITIALIZED = 6
+        PROFILER_ALREADY_STARTED = 7
+        PROFILER_ALREADY_STOPPED = 8
+        STUB_LIBRARY = 34
+        CALL_REQUIRES_NEWER_DRIVER = 36
+        DEVICE_UNAVAILABLE = 46
+        MULTICAST_RESOURCE_FULL = 47
+        NO_DEVICE = 100
+        INVALID_DEVICE = 101
+        DEVICE_NOT_LICENSED = 102
+        INVALID_IMAGE = 200
+        INVALID_CONTEXT = 201
+        CONTEXT_ALREADY_CURRENT = 202
+        MAP_FAILED = 205
+        UNMAP_FAILED = 206
+        ARRAY_IS_MAPPED = 207
+        ALREADY_MAPPED = 208
+        NO_BINARY_FOR_GPU = 209
+        ALREADY_ACQUIRED = 210
+        NOT_MAPPED = 211
+        NOT_MAPPED_AS_ARRAY = 212
+        NOT_MAPPED_AS_POINTER = 213
+        ECC_UNCORRECTABLE = 214
+        UNSUPPORTED_LIMIT = 215
+        CONTEXT_ALREADY_IN_USE = 216
+        PEER_ACCESS_UNSUPPORTED = 217
+        INVALID_PTX = 218
+        INVALID_GRAPHICS_CONTEXT = 219
+        NVLINK_UNCORRECTABLE = 220
+        JIT_COMPILER_NOT_FOUND = 221
+        UNSUPPORTED_PTX_VERSION = 222
+        JIT_COMPILATION_DISABLED = 223
+        UNSUPPORTED_EXEC_AFFINITY = 224
+        UNSUPPORTED_DEVSIDE_SYNC = 225
+        CONTAINED = 226
+        INSUFFICIENT_LOADER_VERSION = 227
+        INVALID_SOURCE = 300
+        FILE_NOT_FOUND = 301
+        SHARED_OBJECT_SYMBOL_NOT_FOUND = 302
+        SHARED_OBJECT_INIT_FAILED = 303
+        OPERATING_SYSTEM = 304
+        INVALID_HANDLE = 400
+        ILLEGAL_STATE = 401
+        LOSSY_QUERY = 402
+        NOT_FOUND = 500
+        NOT_READY = 600
+        ILLEGAL_ADDRESS = 700
+        LAUNCH_OUT_OF_RESOURCES = 701
+        LAUNCH_TIMEOUT = 702
+        LAUNCH_INCOMPATIBLE_TEXTURING = 703
+        PEER_ACCESS_ALREADY_ENABLED = 704
+        PEER_ACCESS_NOT_ENABLED = 705
+        PRIMARY_CONTEXT_ACTIVE = 708
+        CONTEXT_IS_DESTROYED = 709
+        ASSERT = 710
+        TOO_MANY_PEERS = 711
+        HOST_MEMORY_ALREADY_REGISTERED = 712
+        HOST_MEMORY_NOT_REGISTERED = 713
+        HARDWARE_STACK_ERROR = 714
+        ILLEGAL_INSTRUCTION = 715
+        MISALIGNED_ADDRESS = 716
+        INVALID_ADDRESS_SPACE = 717
+        INVALID_PC = 718
+        LAUNCH_FAILED = 719
+        COOPERATIVE_LAUNCH_TOO_LARGE = 720
+        TENSOR_MEMORY_LEAK = 721
+        NOT_PERMITTED = 800
+        NOT_SUPPORTED = 801
+        SYSTEM_NOT_READY = 802
+        SYSTEM_DRIVER_MISMATCH = 803
+        COMPAT_NOT_SUPPORTED_ON_DEVICE = 804
+        MPS_CONNECTION_FAILED = 805
+        MPS_RPC_FAILURE = 806
+        MPS_SERVER_NOT_READY = 807
+        MPS_MAX_CLIENTS_REACHED = 808
+        MPS_MAX_CONNECTIONS_REACHED = 809
+        MPS_CLIENT_TERMINATED = 810
+        CDP_NOT_SUPPORTED = 811
+        CDP_VERSION_MISMATCH = 812
+        STREAM_CAPTURE_UNSUPPORTED = 900
+        STREAM_CAPTURE_INVALIDATED = 901
+        STREAM_CAPTURE_MERGE = 902
+        STREAM_CAPTURE_UNMATCHED = 903
+        STREAM_CAPTURE_UNJOINED = 904
+        STREAM_CAPTURE_ISOLATION = 905
+        STREAM_CAPTURE_IMPLICIT = 906
+        CAPTURED_EVENT = 907
+        STREAM_CAPTURE_WRONG_THREAD = 908
+        TIMEOUT = 909
+        GRAPH_EXEC_UPDATE_FAILURE = 910
+        EXTERNAL_DEVICE = 911
+        INVALID_CLUSTER_SIZE = 912
+        FUNCTION_NOT_LOADED = 913
+        INVALID_RESOURCE_TYPE = 914
+        INVALID_RESOURCE_CONFIGURATION = 915
+        KEY_ROTATION = 916
+        STREAM_DETACHED = 917
+        GRAPH_RECAPTURE_FAILURE = 918
+        FABRIC_NOT_READY = 919
+        UNKNOWN = 999
 
 
-class EventFlags(IntEnum):
-    """cudaEventDefault, cudaEventBlockingSync, ... (bits of cudaEventCreateWithFlags' `flags`)."""
+    @_fast(IntEnum)
+    class Limit:
+        """cudaLimit / CUlimit (7-9 exist only in the driver enum)."""
 
-    DEFAULT = 0
-    BLOCKING_SYNC = 1
-    DISABLE_TIMING = 2
-    INTERPROCESS = 4
+        STACK_SIZE = 0
+        PRINTF_FIFO_SIZE = 1
+        MALLOC_HEAP_SIZE = 2
+        DEV_RUNTIME_SYNC_DEPTH = 3
+        DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
+        MAX_L2_FETCH_GRANULARITY = 5
+        PERSISTING_L2_CACHE_SIZE = 6
+        SHMEM_SIZE = 7
+        CIG_ENABLED = 8
+        CIG_SHMEM_FALLBACK_ENABLED = 9
+        PER_BLOCK_MEMORY_SIZE = 10
 
 
-class MemAttachFlags(IntEnum):
-    """cudaMemAttachGlobal / Host / Single, the `flags` of cudaMallocManaged."""
+    @_fast(IntEnum)
+    class FuncCache:
+        """cudaFuncCache / CUfunc_cache."""
 
-    GLOBAL = 1
-    HOST = 2
-    SINGLE = 4
+        PREFER_NONE = 0
+        PREFER_SHARED = 1
+        PREFER_L1 = 2
+        PREFER_EQUAL = 3
+
+
+    @_fast(IntEnum)
+    class SharedMemConfig:
+        """cudaSharedMemConfig (deprecated bank-size configuration)."""
+
+        BANK_SIZE_DEFAULT = 0
+        BANK_SIZE_FOUR_BYTE = 1
+        BANK_SIZE_EIGHT_BYTE = 2
+
+
+    @_fast(IntEnum)
+    class MemcpyKind:
+        """cudaMemcpyKind, the `kind` argument of cudaMemcpy / cudaMemcpyAsync."""
+
+        HOST_TO_HOST = 0
+        HOST_TO_DEVICE = 1
+        DEVICE_TO_HOST = 2
+        DEVICE_TO_DEVICE = 3
+        DEFAULT = 4
+
+
+    @_fast(IntEnum)
+    class StreamCaptureMode:
+        """cudaStreamCaptureMode, the `mode` argument of cudaStreamBeginCapture."""
+
+        GLOBAL = 0
+        THREAD_LOCAL = 1
+        RELAXED = 2
+
+
+    @_fast(IntEnum)
+    class GraphInstantiateFlags:
+        """cudaGraphInstantiateFlags, bits of cudaGraphInstantiate's `flags` (labels show single bits only)."""
+
+        AUTO_FREE_ON_LAUNCH = 1
+        UPLOAD = 2
+        DEVICE_LAUNCH = 4
+        USE_NODE_PRIORITY = 8
+
+
+    @_fast(IntEnum)
+    class TensorMapDataType:
+        """CUtensorMapDataType, cuTensorMapEncodeTiled's `tensorDataType` (the 16U4/16U6 packed types keep
+        TYPE_ in their names, a Python name cannot start with a digit).
+        """
+
+        UINT8 = 0
+        UINT16 = 1
+        UINT32 = 2
+        INT32 = 3
+        UINT64 = 4
+        INT64 = 5
+        FLOAT16 = 6
+        FLOAT32 = 7
+        FLOAT64 = 8
+        BFLOAT16 = 9
+        FLOAT32_FTZ = 10
+        TFLOAT32 = 11
+        TFLOAT32_FTZ = 12
+        TYPE_16U4_ALIGN8B = 13
+        TYPE_16U4_ALIGN16B = 14
+        TYPE_16U6_ALIGN16B = 15
+
+
+    @_fast(IntEnum)
+    class TensorMapInterleave:
+        """CUtensorMapInterleave (a name cannot start with a digit: 16B is INTERLEAVE_16B)."""
+
+        NONE = 0
+        INTERLEAVE_16B = 1
+        INTERLEAVE_32B = 2
+
+
+    @_fast(IntEnum)
+    class TensorMapSwizzle:
+        """CUtensorMapSwizzle (a name cannot start with a digit: 32B is SWIZZLE_32B)."""
+
+        NONE = 0
+        SWIZZLE_32B = 1
+        SWIZZLE_64B = 2
+        SWIZZLE_128B = 3
+        SWIZZLE_128B_ATOM_32B = 4
+        SWIZZLE_128B_ATOM_32B_FLIP_8B = 5
+        SWIZZLE_128B_ATOM_64B = 6
+
+
+    @_fast(IntEnum)
+    class TensorMapL2Promotion:
+        """CUtensorMapL2promotion."""
+
+        NONE = 0
+        L2_64B = 1
+        L2_128B = 2
+        L2_256B = 3
+
+
+    @_fast(IntEnum)
+    class TensorMapFloatOOBFill:
+        """CUtensorMapFloatOOBfill."""
+
+        NONE = 0
+        NAN_REQUEST_ZERO_FMA = 1
+
+
+    @_fast(IntEnum)
+    class StreamFlags:
+        """cudaStreamDefault / cudaStreamNonBlocking (cudaStreamCreateWithFlags; cudaStreamCreate uses 0)."""
+
+        DEFAULT = 0
+        NON_BLOCKING = 1
+
+
+    @_fast(IntEnum)
+    class EventFlags:
+        """cudaEventDefault, cudaEventBlockingSync, ... (bits of cudaEventCreateWithFlags' `flags`)."""
+
+        DEFAULT = 0
+        BLOCKING_SYNC = 1
+        DISABLE_TIMING = 2
+        INTERPROCESS = 4
+
+
+    @_fast(IntEnum)
+    class MemAttachFlags:
+        """cudaMemAttachGlobal / Host / Single, the `flags` of cudaMallocManaged."""
+
+        GLOBAL = 1
+        HOST = 2
+        SINGLE = 4
+
+    made = (CUresult, Limit, FuncCache, SharedMemConfig, MemcpyKind, StreamCaptureMode, GraphInstantiateFlags,
+            TensorMapDataType, TensorMapInterleave, TensorMapSwizzle, TensorMapL2Promotion, TensorMapFloatOOBFill,
+            StreamFlags, EventFlags, MemAttachFlags)
+    for enum in made:       # each docstring as the class statement at module level writes it (indented once)
+        enum.__doc__ = enum.__doc__.replace("\n    ", "\n")
+    return {enum.__name__: enum for enum in made}
+
+
+_MORE = ("CUresult", "Limit", "FuncCache", "SharedMemConfig", "MemcpyKind", "StreamCaptureMode", "GraphInstantiateFlags",
+         "TensorMapDataType", "TensorMapInterleave", "TensorMapSwizzle", "TensorMapL2Promotion", "TensorMapFloatOOBFill",
+         "StreamFlags", "EventFlags", "MemAttachFlags")
 
 
 # Runtime spellings that differ from our (driver-style) names by more than underscores, by the
@@ -760,3 +813,12 @@ def enum_value(enum: type[IntEnum], value: int | str) -> int:
         if key in runtime:
             return runtime[key]
     raise ValueError(f"{value!r} is not a {enum.__name__} name or number")
+
+
+def __getattr__(name: str):
+    """`enums.CUresult` and the other enums of `_more`, made on first use (about 1 ms of a cold run spared)."""
+    if name in _MORE:
+        made = _more()
+        globals().update(made)
+        return made[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

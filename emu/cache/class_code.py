@@ -11,47 +11,48 @@ compiled.
 Right by construction: the key is the exact source text; the file is named by what else decides what
 `compile` makes of it (the interpreter's exact version and build, its optimisation level); a code object
 is compiled as the builtin `exec` or `compile` compiles it there (the same file name and mode, no future
-features: none of those modules has any, and emu's generated text is compiled without).  The file is marshal data in emu's store folder (emu.cache.root), which Python
-itself trusts as it trusts its `__pycache__`; a file that does not read back is ignored and rewritten.
+features: none of those modules has any, and emu's generated text is compiled without).  The file is
+marshal data in emu's store folder (emu.cache.root; indexed: a code is unmarshalled when first looked up,
+not all of them at start), which Python itself trusts as it trusts its `__pycache__`; a file that does not
+read back is ignored and rewritten.
 Standard library only: `python -m emu` installs it before importing anything that makes a class.
 """
 from __future__ import annotations
 
 import builtins
 import marshal
-import os
 import sys
+from types import CodeType as _CODE
 
-from .root import store_dir, write_atomically
+from .root import indexed_data, interpreter_store_file, read_index, read_indexed, write_indexed
 
 MAX_ENTRIES = 4096          # a bound on the file: only emu's and its libraries' classes are made in its processes
 
-_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code
-_state = {"path": None, "added": 0}
+_codes: dict[tuple[str, str, str], object] = {}     # (source, file name, mode) -> code, or where the store has it until used
+_state = {"path": None, "added": 0, "file": None}     # file: the store read at install (its view, its data's start)
 _builtin_exec = builtins.exec
 
 
-def _file() -> str | None:
-    root = store_dir()
-    if root is None:
-        return None
-    import zlib
-    build = f"{sys.version}|{sys.hexversion:x}|{sys.implementation.cache_tag}|{marshal.version}"
-    return os.path.join(root, "class_code", f"{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}"
-                                            f"-O{sys.flags.optimize}.marshal")
+def _read(path: str) -> dict[tuple[str, str, str], memoryview]:
+    """Every entry of the store: key -> a view of its code's marshal data."""
+    found = read_indexed(path) or {}
+    if not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k) for k in found):
+        return {}
+    return {key: data for key, (_, data) in found.items()}
 
 
-def _read(path: str) -> dict[str, object]:
+def _stored(key: tuple[str, str, str], where) -> object | None:
+    """The code the store holds for `key` (its index entry `where` in the file read at install), or None."""
+    data = indexed_data(*_state["file"], where)
     try:
-        with open(path, "rb") as handle:
-            found = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    code_type = type(_read.__code__)
-    if not isinstance(found, dict) or not all(type(k) is tuple and len(k) == 3 and all(type(part) is str for part in k)
-                                              and type(v) is code_type for k, v in found.items()):
-        return {}
-    return found
+        code = marshal.loads(data) if data is not None else None
+    except (EOFError, ValueError, TypeError):
+        code = None
+    if type(code) is not _CODE:             # data that does not read back as code: compiled afresh, stored again
+        del _codes[key]
+        return None
+    _codes[key] = code
+    return code
 
 
 def cached_compile(source: str, filename: str, mode: str):
@@ -61,6 +62,8 @@ def cached_compile(source: str, filename: str, mode: str):
         return compile(source, filename, mode, dont_inherit=True)
     key = (source, filename, mode)
     code = _codes.get(key)
+    if code is not None and type(code) is not _CODE:
+        code = _stored(key, code)
     if code is None:
         code = compile(source, filename, mode, dont_inherit=True)
         if len(_codes) < MAX_ENTRIES:
@@ -90,11 +93,15 @@ def install() -> None:
     """Read the store and give `dataclasses` and `collections` the caching `exec` (once per process)."""
     if _state["path"] is not None:
         return
-    path = _file()
+    path = interpreter_store_file("class_code")
     if path is None:
         return
     _state["path"] = path
-    _codes.update(_read(path))
+    found = read_index(path)            # the keys, each with where its code is: unmarshalled when first looked up
+    if found is not None:
+        index, view, base = found
+        _state["file"] = (view, base)
+        _codes.update(index)
     import collections
     import dataclasses
     import typing
@@ -108,9 +115,15 @@ def save() -> None:
     if path is None or not _state["added"]:
         return
     merged = _read(path)
-    merged.update((k, v) for k, v in _codes.items() if len(merged) < MAX_ENTRIES or k in merged)
+    for key, code in list(_codes.items()):
+        if len(merged) >= MAX_ENTRIES and key not in merged:
+            continue
+        if type(code) is _CODE:
+            merged[key] = marshal.dumps(code)
+        elif key not in merged and (data := indexed_data(*_state["file"], code)) is not None:
+            merged[key] = data                  # read at install, never used here
     try:
-        write_atomically(path, marshal.dumps(merged))
+        write_indexed(path, {key: (None, data) for key, data in merged.items()})
     except OSError:
         pass            # a read-only or full disk only costs the next process the compilations
     _state["added"] = 0

@@ -14,11 +14,11 @@ a miss, computed again and stored over.  What fails is never stored: its error c
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import Any
 
+from ..support.sha256 import sha256 as sha256_of
 from .image_store import folder_name, store_dir, write_atomically
 
 MISSING = object()      # what `read` answers for an entry that is absent or does not read back
@@ -43,7 +43,7 @@ class DerivedStore:
             folder = self._folders[where] = os.path.join(root, self.kind, folder_name(self.code, self.libraries)) if root else None
         if folder is None:
             return None
-        key = hashlib.sha256("\0".join(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+        key = sha256_of("\0".join(inputs).encode("utf-8", "surrogatepass")).hexdigest()
         return os.path.join(folder, f"{key}.json")
 
     def read(self, entry: str) -> Any:

@@ -24,7 +24,6 @@ library that comes to shape what an entry holds must be named there.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import zlib
@@ -32,9 +31,11 @@ import zlib
 from ..errors import ObjectFormatError
 from ..dsl.exports import Export
 from ..binary.image import LoadedBinary, Segment
+from . import file_digests
 from .library_releases import releases
 from .root import store_dir, write_atomically  # noqa: F401 - the stores' root and writer, named here too
 from ..binary.elf.reader import ObjectFile, Section, Symbol
+from ..support.sha256 import sha256 as sha256_of
 
 # 2: relocations stored as their packed RELA tables; 3: the cubins' facts (extras["cubins"]); 4: bytes in
 # <sha256>.bin; 5: sections and symbols a document of their own in the bytes, decoded on first use; 6: a
@@ -62,7 +63,8 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
     This emu's own (`package` left as is) once per process: the code a process runs is what it imported,
     whatever the files say later (a served child inherits the server's, which serves only while emu's files
     are those it started from, emu.server.address).  The stores each ask for theirs, and their packages
-    overlap: a file is read once.  Another package (a copy) is read each time.
+    overlap: a file is read once, and hashed only when its size or time differ from those recorded with its digest
+    by an earlier process (emu.cache.file_digests).  Another package (a copy) is read each time.
     """
     remembered = package == _PACKAGE
     known = _DIGESTS.get((package, code)) if remembered else None
@@ -72,28 +74,42 @@ def code_digest(package: str = _PACKAGE, code: tuple[str, ...] = CODE) -> str:
     for name in code:
         path = os.path.join(package, name)
         if os.path.isdir(path):
-            paths += [os.path.join(folder, file) for folder, _, files in os.walk(path) for file in files if file.endswith(".py")]
+            for folder, folders, files in os.walk(path):
+                if "__pycache__" in folders:      # bytecode only: not walked
+                    folders.remove("__pycache__")
+                paths += [os.path.join(folder, file) for file in files if file.endswith(".py")]
         else:
             paths.append(path)
-    digest = hashlib.sha256()
+    digest, base = sha256_of(), os.path.join(package, "")
     for path in sorted(paths):
         file_digest = _FILE_DIGESTS.get(path) if remembered else None
         if file_digest is None:
-            with open(path, "rb") as handle:
-                file_digest = hashlib.sha256(handle.read()).digest()
-            if remembered:
-                _FILE_DIGESTS[path] = file_digest
-        digest.update(os.path.relpath(path, package).encode() + b"\0" + file_digest)
+            if remembered:              # this emu's own files: their digests are kept between processes
+                file_digest = _FILE_DIGESTS[path] = file_digests.file_digest(path)
+            else:
+                with open(path, "rb") as handle:
+                    file_digest = sha256_of(handle.read()).digest()
+        digest.update(_relative(path, base).encode() + b"\0" + file_digest)
     answer = digest.hexdigest()
     if remembered:
+        file_digests.save()
         _DIGESTS[package, code] = answer
     return answer
+
+
+def _relative(path: str, base: str) -> str:
+    """`os.path.relpath(path, base)` of a path made by joining onto `base`, without its two abspath calls (a tenth
+    of a millisecond per hundred files)."""
+    relative = path[len(base):]
+    if not path.startswith(base) or f"{os.sep}." in relative or relative.startswith(".") or os.sep * 2 in relative:
+        return os.path.relpath(path, base)
+    return relative
 
 
 def folder_name(code: tuple[str, ...] = CODE, libraries: tuple[str, ...] = LIBRARIES) -> str:
     """The folder of the entries this code and these libraries' installed releases make (emu.cache.library_releases):
     a changed line of the code, or another release of a library, starts a new folder."""
-    return hashlib.sha256(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
+    return sha256_of(f"{code_digest(code=code)}\n{releases(libraries)}".encode()).hexdigest()[:24]
 
 
 _IMAGES_DIRS: dict[tuple[str | None, str | None], str | None] = {}   # (EMU_CACHE_DIR, HOME) -> this code's folder

@@ -5,7 +5,6 @@ In the process, by file identity (path, size, mtime); across processes, by conte
 """
 from __future__ import annotations
 
-import hashlib
 import os
 
 from . import image_store
@@ -13,6 +12,7 @@ from ..errors import ObjectFormatError
 from ..dsl.exports import Export, discover
 from ..binary.elf.reader import read_object_bytes
 from ..binary.image import LoadedBinary
+from ..support.sha256 import sha256 as sha256_of
 
 _CACHE: dict[tuple[str, int, int], tuple[LoadedBinary, list[Export]]] = {}
 _ABSOLUTE: dict[str, str] = {}     # absolute path as given -> normalised
@@ -35,7 +35,7 @@ def load_image(path: str) -> tuple[LoadedBinary, list[Export]]:
     if cached is not None:
         return cached
     raw = read_object_bytes(path, stat.st_size)
-    sha256 = hashlib.sha256(raw).hexdigest()
+    sha256 = sha256_of(raw).hexdigest()
     cached = image_store.load(sha256, path)
     if cached is None:
         # the parser, layout and relocation only for an object the store does not hold: a warm cold run skips their import

@@ -7,9 +7,12 @@ never a traceback.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 PROFILES = ("h200", "a100", "b200")     # emu.cuda.profile.PROFILES, named here so that parsing imports nothing
 
@@ -33,6 +36,7 @@ def program_name(argv0: str) -> str:
 
 def _device_count(text: str) -> int:
     """--devices: a number of devices, checked here so that the error names the flag."""
+    import argparse
     try:
         count = int(text)
     except ValueError:
@@ -55,6 +59,7 @@ def _parser(with_probe: bool, prog: str = MODULE_PROG, only: str | None = None) 
     for key in ((with_probe, prog, None), (with_probe, prog, only)):
         if key in _PARSERS:
             return _PARSERS[key]
+    import argparse
     from .. import __version__
     parser = argparse.ArgumentParser(prog=prog, description="Run CuTe DSL AOT export loaders on a CPU emulator.")
     parser.add_argument("--version", action="version", version=f"emu {__version__}",
@@ -88,7 +93,7 @@ def _add_trace(commands) -> None:
                        "'{\"dynamic_shapes\": [1024]}'); repeatable")
     trace.add_argument("--args", metavar="FILE", help='launch arguments: JSON {"args": {name: value}} (--arg wins); for a '
                        "TVM-FFI export, YAML or JSON holding the positional list [{tensor: {dtype, shape, strides, data, "
-                       "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, null]")
+                       "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, {shape: [N, ...]}, {tuple: [item, ...]}, null]")
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     trace.add_argument("--export", metavar="NAME", help="only the export called NAME in each file (a library or object "
                        "linked from several exports; default: every export)")
@@ -147,14 +152,34 @@ def _add_schema(commands) -> None:
 _COMMAND_PARSERS = {"run": _add_run, "trace": _add_trace, "inspect": _add_inspect, "check": _add_check, "occupancy": _add_occupancy, "serve": _add_serve, "schema": _add_schema}
 
 
+_RUN_FLAGS = ("--json", "--quiet")
+
+
+def _plain_run(argv: list[str]):
+    """What argparse makes of `run [--json] [--quiet] FILE...` (the flags before or after the files), without
+    importing it (argparse, gettext and locale, and the parser: about 3 ms of a cold run); None for any other
+    command line, which argparse parses (help, errors, `--`, abbreviations, anything starting with `-`)."""
+    if not argv or argv[0] != "run":
+        return None
+    rest = argv[1:]
+    files = [index for index, arg in enumerate(rest) if arg not in _RUN_FLAGS]
+    if not files or files[-1] - files[0] + 1 != len(files) or any(rest[index].startswith("-") for index in files):
+        return None
+    from types import SimpleNamespace
+    return SimpleNamespace(command="run", scenarios=[rest[index] for index in files], json="--json" in rest,
+                           quiet="--quiet" in rest)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    known = bool(argv) and argv[0] in COMMANDS
-    parser = _parser(with_probe=not known, prog=program_name(sys.argv[0]), only=argv[0] if known else None)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return EXIT_BAD_INPUT if exit_.code else EXIT_OK
+    args = _plain_run(argv)
+    if args is None:
+        known = bool(argv) and argv[0] in COMMANDS
+        parser = _parser(with_probe=not known, prog=program_name(sys.argv[0]), only=argv[0] if known else None)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exit_:
+            return EXIT_BAD_INPUT if exit_.code else EXIT_OK
     try:
         if args.command == "run":
             return _run(args)
@@ -308,6 +333,7 @@ def _check(args) -> int:
 
 def _numbers(text: str) -> list[int]:
     """--block, --smem: whole numbers separated by commas."""
+    import argparse
     try:
         return [int(part) for part in text.split(",")]
     except ValueError:

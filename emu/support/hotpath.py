@@ -80,10 +80,17 @@ _DIRECT: list[bool] = []                    # the check's answer, made on first 
 
 
 def records_built_directly() -> bool:
-    """True when records are built by writing the instance slots (checked once per process), False when the
+    """True when records are built by writing the instance slots (checked once per installed pydantic), False when the
     installed pydantic keeps instances otherwise and `model_construct` builds them."""
-    if not _DIRECT:
-        _DIRECT.append(_direct_matches_public())
+    if not _DIRECT:                         # worked out once per installed pydantic (emu.cache.answers)
+        import sys
+
+        import pydantic_core
+        from pydantic import VERSION
+
+        from ..cache.answers import remembered
+        _DIRECT.append(remembered(f"pydantic records built directly: pydantic {VERSION}, pydantic-core "
+                                  f"{pydantic_core.__version__}, Python {sys.version}", _direct_matches_public))
     return _DIRECT[0]
 
 

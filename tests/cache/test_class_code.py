@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, fixture
+from emu.cache.root import read_indexed
 
 # In a fresh process: install the store (or not), import what a run imports, and print every dataclass and
 # named tuple method's code as data (bytecode, constants, names, flags), with how many texts the store held.
@@ -55,7 +57,10 @@ def test_classes_made_from_the_store_are_the_classes_compiled_afresh(tmp_path):
     assert first == compiled and from_store == compiled
 
 
-def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
+@pytest.mark.parametrize("kind", ["class_code", "module_code"])
+def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path, kind):
+    """Both stores of a `python -m emu` process (emu.cache.class_code, emu.cache.module_code): filled by a cold run,
+    read by the next, ignored and rewritten when damaged; the output the same each time."""
     scenario = tmp_path / "one.yaml"
     scenario.write_text(f"objects: [{json.dumps(fixture('x86_64', 'carveout_25'))}]\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": str(tmp_path / "store"), "EMU_NO_SERVER": "1"}
@@ -67,12 +72,14 @@ def test_a_cold_run_fills_the_store_and_a_damaged_store_is_rewritten(tmp_path):
         return out.stdout
 
     first = run()
-    [stored] = (tmp_path / "store" / "class_code").iterdir()
+    [stored] = (tmp_path / "store" / kind).iterdir()
     assert stored.stat().st_size > 10_000 and run() == first
-    stored.write_bytes(b"not marshal data")
+    stored.write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00not marshal data")
     assert run() == first
-    rewritten = marshal.loads(stored.read_bytes())
-    assert len(rewritten) > 200 and all(isinstance(key, tuple) and isinstance(key[0], str) for key in rewritten)
+    rewritten = read_indexed(str(stored))
+    assert len(rewritten) > (200 if kind == "class_code" else 60)
+    assert all(isinstance(key, tuple if kind == "class_code" else str) for key in rewritten)
+    assert all(type(marshal.loads(data)) is type(run.__code__) for _, data in rewritten.values())
 
 
 def test_off_leaves_exec_alone(tmp_path):
@@ -81,3 +88,33 @@ def test_off_leaves_exec_alone(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT), "EMU_CACHE_DIR": "off"},
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["None", "None"], out.stderr
+
+
+def test_an_entry_that_does_not_read_back_is_compiled_afresh_and_stored_again(tmp_path, monkeypatch):
+    """Each code is unmarshalled when first looked up (the store is an indexed file): one whose data is not code is
+    compiled afresh, and the next save stores the good one; the others are read as stored."""
+    import collections
+    import dataclasses
+    import typing
+
+    from emu.cache import class_code
+    from emu.cache.root import write_indexed
+
+    store = tmp_path / "class_code.marshal"
+    bad, good = ("x = 1\n", "<string>", "exec"), ("y = 2\n", "<string>", "exec")
+    write_indexed(str(store), {bad: (None, b"not marshal code"),
+                               good: (None, marshal.dumps(compile(good[0], "<string>", "exec", dont_inherit=True)))})
+    for module, name in ((dataclasses, "exec"), (collections, "exec"), (typing, "compile")):
+        monkeypatch.setattr(module, name, getattr(module, name, None), raising=False)    # restored after the test
+    monkeypatch.setattr(class_code, "_codes", {})
+    monkeypatch.setattr(class_code, "_state", {"path": None, "added": 0, "file": None})
+    monkeypatch.setattr(class_code, "interpreter_store_file", lambda kind: str(store))
+    class_code.install()
+    assert type(class_code._codes[good]) is tuple              # where the code is: not unmarshalled yet
+    namespace: dict = {}
+    exec(class_code.cached_compile(*bad), namespace)          # noqa: S102 - the test's own text
+    exec(class_code.cached_compile(*good), namespace)         # noqa: S102
+    assert namespace["x"] == 1 and namespace["y"] == 2 and class_code._state["added"] == 1
+    class_code.save()
+    stored = {key: marshal.loads(data) for key, (_, data) in read_indexed(str(store)).items()}
+    assert set(stored) == {bad, good} and all(type(code) is type(compile("", "", "exec")) for code in stored.values())

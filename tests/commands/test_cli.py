@@ -165,3 +165,26 @@ def test_exit_after_a_lief_parse_reports_no_leaks(tmp_path):
                             env={**os.environ, "EMU_CACHE_DIR": "off"}, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "leaked" not in result.stderr, result.stderr
+
+
+def test_a_plain_run_command_line_is_parsed_as_argparse_parses_it():
+    """`run [--json] [--quiet] FILE...` is read without argparse (emu.commands.cli._plain_run); every command line it
+    reads, argparse reads the same way, and each shape it leaves (help, options it does not know, `--`, files
+    split by a flag) goes to argparse.  Every arrangement of these words, up to four of them after `run`."""
+    import itertools
+
+    from emu.commands.cli import _parser, _plain_run
+    words = ["--json", "--quiet", "a.yaml", "b c.yml", "", "-5", "--", "-x", "--qu", "-h"]
+    read = 0
+    for count in range(5):
+        for rest in itertools.product(words, repeat=count):
+            argv = ["run", *rest]
+            plain = _plain_run(argv)
+            if plain is None:
+                continue
+            read += 1
+            assert vars(_parser(False, only="run").parse_args(argv)) == vars(plain), argv
+            assert not any(word.startswith("-") and word not in ("--json", "--quiet") for word in rest)
+    assert read > 300
+    assert _plain_run(["run", "a.yaml", "--json", "b.yaml"]) is None        # argparse: unrecognized arguments: b.yaml
+    assert _plain_run(["run"]) is None and _plain_run(["trace", "a.o"]) is None

@@ -76,10 +76,12 @@ def server(tmp_path_factory):
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    """The stores a command wrote, less the class-code store: that one is the process's (the code of the classes
-    it made, emu.cache.class_code), which a served command's warm server made before the command."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.relative_to(folder).parts[0] != "class_code"}
+    """The stores a command wrote, less those of the process rather than the command (the code of the classes it
+    made and of the modules it imported, its source files' digests, its answers about the installed libraries:
+    emu.cache.class_code, module_code, file_digests, answers), which a served command's warm server made before
+    the command."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+            and p.relative_to(folder).parts[0] not in ("class_code", "module_code", "file_digests", "answers")}
 
 
 def cold_and_served(server: Server, args: list[str], tmp_path: Path, cwd: Path = ROOT):

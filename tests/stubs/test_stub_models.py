@@ -365,3 +365,39 @@ def test_decoders_that_read_memory_decode_every_call(monkeypatch):
     second = decode([0x1000] * len(params), None)
     name = next(p.name for p in model.params() if p.c.kind == "cstr")
     assert (first[1][name], second[1][name]) == ("first", "second") and first[0] is not second[0]
+
+
+def test_each_enum_is_the_class_statement_s():
+    """stub_models.enums builds its enums the standard library's fast way (enum._simple_enum), those a run of the
+    loaders never names only when first named (`_more`); each is the enum `class X(IntEnum)` at the module's top
+    level makes of the same body: members, aliases, values, names, order, docs and how a member prints.  Checked
+    against classes made from the module's own text by class statements, and, where the standard library has it
+    (3.11+), with its own comparison of the two."""
+    import enum
+    import subprocess
+    import sys
+
+    text = re.sub(r"^( *)@_fast\(IntEnum\)\n( *)class (\w+):", r"\1class \3(IntEnum):", Path(E.__file__).read_text(),
+                  flags=re.M)
+    plain: dict = {"__name__": E.__name__}
+    exec(compile(text, E.__file__, "exec"), plain)      # noqa: S102 - the module's own text
+    made_later = plain["_more"]()
+    assert set(made_later) == set(E._MORE)
+    fresh = subprocess.run([sys.executable, "-c", "import stub_models.enums as E; print(sorted(set(E._MORE) & set(vars(E))))"],
+                           capture_output=True, text=True, cwd=Path(E.__file__).parents[1], timeout=60)
+    assert fresh.stdout.strip() == "[]", fresh.stderr                               # not made at import
+    ours = {name: getattr(E, name) for name in [*E._MORE, "FuncAttribute", "CudaFuncAttribute", "LaunchAttributeID",
+                                                "CudaError", "DeviceAttribute"]}
+    assert set(E._MORE) <= set(vars(E))                 # made once named, and kept
+    for name, fast in ours.items():
+        made = made_later.get(name) or plain[name]
+        assert (fast.__name__, fast.__module__, fast.__doc__, fast.__mro__[1:]) == \
+               (made.__name__, made.__module__, made.__doc__, made.__mro__[1:])
+        assert fast.__qualname__ == name                 # a top-level class's
+        assert [(k, int(v), v.name) for k, v in fast.__members__.items()] == [(k, int(v), v.name) for k, v in made.__members__.items()]
+        for member, twin in zip(fast, made):
+            assert type(member) is fast and (repr(member), str(member), format(member), f"{member:>4}") == \
+                   (repr(twin), str(twin), format(twin), f"{twin:>4}")
+            assert fast(int(member)) is member and fast[member.name] is member
+        if hasattr(enum, "_test_simple_enum"):
+            enum._test_simple_enum(made, fast)

@@ -9,7 +9,6 @@ the `ObjectFile` returned here and never touches LIEF, so a parsed object can be
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import struct
 from itertools import accumulate, compress, count, repeat
@@ -19,6 +18,7 @@ from typing import NamedTuple
 
 from ...arch import BY_MACHINE, supported_machines
 from ...errors import ObjectFormatError
+from ...support.sha256 import sha256 as sha256_of
 
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 0, 1, 2, 3, 4, 8, 9
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
@@ -206,7 +206,7 @@ def parse_object(raw: bytes, path: str = "<bytes>", sha256: str | None = None) -
     sections = _read_sections(raw, path)
     symbols = _read_symbols(sections, path)
     tables = _read_relocations(sections, symbols, path)
-    return ObjectFile(path=path, arch=MACHINES[machine], sha256=sha256 or hashlib.sha256(raw).hexdigest(),
+    return ObjectFile(path=path, arch=MACHINES[machine], sha256=sha256 or sha256_of(raw).hexdigest(),
                       sections=sections, symbols=symbols, relocation_tables=tables)
 
 

@@ -10,10 +10,10 @@ DT_RELA and DT_JMPREL point at.  Sections are read without LIEF: a library is re
 """
 from __future__ import annotations
 
-import hashlib
 import struct
 
 from ...errors import ObjectFormatError
+from ...support.sha256 import sha256 as sha256_of
 from .dynamic import (DF_1_PIE, DT_FLAGS_1, DT_GNU_HASH, DT_HASH, DT_JMPREL, DT_NEEDED, DT_PLTREL, DT_PLTRELSZ, DT_RELA,
                       DT_RELAENT, DT_RELASZ, DT_SYMENT, DT_SYMTAB, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD, REFUSED_TAGS,
                       AddressMap, Dynamic, ProgramHeader, Table, dynamic_strings, has_interpreter, program_headers,
@@ -70,7 +70,7 @@ def parse_shared_object(raw: bytes, path: str = "<bytes>", sha256: str | None = 
         symbols = _table_symbols(symtab, sections, path)
     else:
         symbols = dynamic_symbols
-    obj = SharedObject(path=path, arch=MACHINES[machine], sha256=sha256 or hashlib.sha256(raw).hexdigest(),
+    obj = SharedObject(path=path, arch=MACHINES[machine], sha256=sha256 or sha256_of(raw).hexdigest(),
                        sections=sections, symbols=_from_sections(symbols, section_addresses), relocation_tables=[])
     relro = next(((h.vaddr, h.vaddr + h.memsz) for h in headers if h.type == PT_GNU_RELRO), None)
     obj.loads, obj.relro, obj.dynamic, obj.dynamic_symbols, obj.dynamic_relocations = loads, relro, dynamic, dynamic_symbols, tables
