@@ -93,7 +93,8 @@ def _add_trace(commands) -> None:
                        "'{\"dynamic_shapes\": [1024]}'); repeatable")
     trace.add_argument("--args", metavar="FILE", help='launch arguments: JSON {"args": {name: value}} (--arg wins); for a '
                        "TVM-FFI export, YAML or JSON holding the positional list [{tensor: {dtype, shape, strides, data, "
-                       "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, {shape: [N, ...]}, {tuple: [item, ...]}, null]")
+                       "byte_offset, device}}, {int: N}, {float: X}, {bool: B}, {stream: HANDLE}, {shape: [N, ...]}, "
+                       "{tuple: [item, ...]}, null]")
     trace.add_argument("--profile", choices=PROFILES, default="h200", help="device profile (default: h200, measured)")
     trace.add_argument("--export", metavar="NAME", help="only the export called NAME in each file (a library or object "
                        "linked from several exports; default: every export)")
