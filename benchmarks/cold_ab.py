@@ -28,13 +28,10 @@ import time
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-from harness import process_env, timed_run  # noqa: E402
+from harness import IMPORT_FLOOR, import_floor_under_emu_gc, process_env, timed_run  # noqa: E402
 
-FLOOR = [sys.executable, "-c", "import unicorn, yaml, pydantic; from pydantic import BaseModel"]
-# The floor's imports under the garbage collector's threshold emu/__main__.py sets (emu.__main__.GC_THRESHOLD):
-# what part of a checkout's gain is the collector's on the floor's own imports.
-FLOOR_GC = [sys.executable, "-c", "import gc; gc.set_threshold(100_000, 10, 10); "
-            "import unicorn, yaml, pydantic; from pydantic import BaseModel"]
+FLOOR = [sys.executable, "-c", IMPORT_FLOOR]
+FLOOR_GC = [sys.executable, "-c", import_floor_under_emu_gc()]    # what part of a gain is the collector setting
 OBJECT = os.path.join("tests", "fixtures", "cutlass-dsl-4.8.0", "x86_64", "carveout_25.o")
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import resource
 import subprocess
 import time
@@ -15,6 +16,18 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures", "cutlass-dsl-4.8.0")
 def fixture_paths() -> list[str]:
     """The 36 DSL 4.8.0 fixtures of both architectures that the in-process and check figures run."""
     return sorted(glob.glob(os.path.join(FIXTURES, "x86_64", "*.o")) + glob.glob(os.path.join(FIXTURES, "aarch64", "*.o")))
+
+
+IMPORT_FLOOR = "import unicorn, yaml, pydantic; from pydantic import BaseModel"     # the issue's import floor
+
+
+def import_floor_under_emu_gc() -> str:
+    """The floor's imports under the garbage collector's threshold emu/__main__.py sets (its GC_THRESHOLD, read
+    from the file: importing it would run emu): what part of emu's cold gain that setting alone would give."""
+    with open(os.path.join(ROOT, "emu", "__main__.py")) as handle:
+        threshold = re.search(r"^GC_THRESHOLD = ([0-9_]+)", handle.read(), re.M)
+    assert threshold, "emu/__main__.py no longer sets GC_THRESHOLD"
+    return f"import gc; gc.set_threshold({threshold.group(1)}, 10, 10); {IMPORT_FLOOR}"
 
 
 def process_env(**extra: str) -> dict[str, str]:
