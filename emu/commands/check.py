@@ -42,6 +42,9 @@ from ..run.trace import CallRecord, EntryRun, LaunchFeasibility, ObjectRun
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
 LOADERS = ("cuda_load", "cuda_load_to_device", "tvm_ffi")      # tvm_ffi: a TVM-FFI export's call, its loads inside
 EXIT_RANK = {EXIT_OK: 0, EXIT_EXPECTATION_FAILED: 1, EXIT_FAULT: 2, EXIT_BAD_INPUT: 3}
+# check_objects reads this many objects' images, then runs their loaders, then compares what each ran: each step's
+# code and data stay in the CPU's caches across the objects, where one object's translation and run would evict them
+BATCH = 16
 
 
 class SetCall(Model):
@@ -130,12 +133,7 @@ def default_device_count(profile: str | None = None) -> int:
 def check_file(path: str, device_count: int | None = None, profile: str | None = None, key: str | None = None,
                missing_symbols: str = "error") -> list[ObjectCheck]:
     """Every export of one object, checked (`check_object`); one error result when the object cannot be read."""
-    try:
-        image, exports = load_image(path)
-    except EmuError as error:
-        return [_unreadable(path, key, device_count, profile, error)]
-    return [_check_export(path, image, exports, device_count, profile, export.name if len(exports) > 1 else None, key,
-                          missing_symbols) for export in exports]
+    return [_compared(ran) for ran in _run_file(path, _loaded(path), device_count, profile, key, missing_symbols)]
 
 
 def check_object(path: str, device_count: int | None = None, profile: str | None = None, export: str | None = None,
@@ -148,16 +146,33 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
     metadata), so they are not validated again (`emu.support.hotpath.build_record`): a check
     of a directory builds dozens per object.
     """
+    loaded = _loaded(path)
+    if isinstance(loaded, EmuError):
+        return _unreadable(path, key, device_count, profile, loaded)
+    return _compared(_run_export(path, *loaded, device_count, profile, export, key, missing_symbols))
+
+
+def _loaded(path: str) -> tuple | EmuError:
+    """The object's image and exports (`load_image`), or why it cannot be read."""
     try:
-        image, exports = load_image(path)
+        return load_image(path)
     except EmuError as error:
-        return _unreadable(path, key, device_count, profile, error)
-    return _check_export(path, image, exports, device_count, profile, export, key, missing_symbols)
+        return error
 
 
-def _check_export(path: str, image, exports, device_count: int | None, profile: str | None, export: str | None,
-                  key: str | None, missing_symbols: str) -> ObjectCheck:
-    """`check_object` of an object already loaded (`check_file` loads it once for all its exports)."""
+def _run_file(path: str, loaded: tuple | EmuError, device_count: int | None, profile: str | None, key: str | None,
+              missing_symbols: str) -> list:
+    """`_run_export` of every export of a loaded object; one error result when it could not be read."""
+    if isinstance(loaded, EmuError):
+        return [_unreadable(path, key, device_count, profile, loaded)]
+    image, exports = loaded
+    return [_run_export(path, image, exports, device_count, profile, export.name if len(exports) > 1 else None, key,
+                        missing_symbols) for export in exports]
+
+
+def _run_export(path: str, image, exports, device_count: int | None, profile: str | None, export: str | None,
+                key: str | None, missing_symbols: str) -> ObjectCheck | tuple:
+    """The first half of `check_object`: its error result, or what `_compared` compares (the run, and what it ran on)."""
     key = os.path.basename(path) if key is None else key
     try:
         chosen = choose(exports, export, path)
@@ -169,6 +184,14 @@ def _check_export(path: str, image, exports, device_count: int | None, profile: 
             run_object(path, _config(count, used, missing_symbols), entries, export=export)
     except EmuError as error:
         return _unreadable(path, key, device_count, profile, error)
+    return path, key, image.arch, chosen, used, source, count, metadata, unchecked, run
+
+
+def _compared(ran: ObjectCheck | tuple) -> ObjectCheck:
+    """The second half of `check_object`: the run's loader entries and rows compared with kernel_info, and findings."""
+    if isinstance(ran, ObjectCheck):
+        return ran
+    path, key, arch, chosen, used, source, count, metadata, unchecked, run = ran
     if run is not None:
         names = kernel_handles(run.calls)
         loaders = loader_entries(run, names)
@@ -176,9 +199,9 @@ def _check_export(path: str, image, exports, device_count: int | None, profile: 
     else:
         loaders, checks = [], []
     prefix = chosen.prefix
-    findings = findings_of(key, prefix, image.arch, used, metadata, unchecked, loaders, checks)
+    findings = findings_of(key, prefix, arch, used, metadata, unchecked, loaders, checks)
     return build_record(ObjectCheck, dict(
-        object=str(path), key=key, arch=image.arch, prefix=prefix, version=chosen.version,
+        object=str(path), key=key, arch=arch, prefix=prefix, version=chosen.version,
         kernels=list(chosen.kernels), kernel_info={kernel: dict(attrs) for kernel, attrs in chosen.kernel_info.items()},
         device_count=count, profile=used, profile_source=source,
         profile_measured=load_profile(used).measured, metadata=metadata, unchecked=unchecked,
@@ -283,26 +306,18 @@ def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], 
 
 
 def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, state: int | None) -> AttributeCheck:
-    applied, error = _applied(kernel, attribute, loader)
+    applied = error = None          # the last successful setter call's value; else the last failed call's error
+    for done in loader.sets:
+        if done.kernel == kernel and done.attribute == attribute and done.device == loader.device:
+            if done.ret == 0:
+                applied, error = done.value, None
+            elif applied is None:
+                error = done.ret
     status = "missing" if applied is None else "ok" if applied == expected else "different"
     return record_factory(AttributeCheck)(dict(
         kernel=kernel, attribute=attribute, attribute_name=_attribute_name(attribute), entry=loader.entry,
         device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error,
         error_name=cuda_error_name(error)))
-
-
-def _applied(kernel: str, attribute: int, loader: LoaderEntry) -> tuple[int | None, int | None]:
-    """(the value the entry's last successful setter call for the attribute on its device gave, or None; the
-    error the last call returned when none succeeded, or None)."""
-    applied = error = None
-    device = loader.device
-    for done in loader.sets:
-        if done.kernel == kernel and done.attribute == attribute and done.device == device:
-            if done.ret == 0:
-                applied, error = done.value, None
-            elif applied is None:
-                error = done.ret
-    return applied, error
 
 
 def find_objects(paths: list[str]) -> tuple[list[str], bool]:
@@ -329,10 +344,15 @@ def check_objects(objects: list[str], device_count: int | None = None,
     `keys`; default: each file name), then hold the findings against `baseline` (read from `baseline_file`)."""
     keys = [os.path.basename(path) for path in objects] if keys is None else keys
     results = []
-    for index, (path, key) in enumerate(zip(objects, keys), 1):
-        if progress:
-            progress(index, len(objects), path)
-        results.extend(check_file(path, device_count, profile, key, missing_symbols))
+    for start in range(0, len(objects), BATCH):
+        batch = list(zip(objects[start:start + BATCH], keys[start:start + BATCH]))
+        loaded = [_loaded(path) for path, _key in batch]
+        ran = []
+        for index, ((path, key), image) in enumerate(zip(batch, loaded), start + 1):
+            if progress:
+                progress(index, len(objects), path)
+            ran.append(_run_file(path, image, device_count, profile, key, missing_symbols))
+        results.extend(_compared(export) for exports in ran for export in exports)
     report = None
     if baseline is not None:
         report = apply_baseline(baseline, baseline_file, results)
