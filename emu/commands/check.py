@@ -30,10 +30,10 @@ from ..dsl.entries import TVM_FFI_ENTRIES, EntrySpec, loaders_for_devices
 from ..dsl.exports import choose
 from ..errors import EXIT_BAD_INPUT, EXIT_EXPECTATION_FAILED, EXIT_FAULT, EXIT_OK, BadInput, EmuError
 from .baseline import Baseline, BaselineReport, apply_baseline
-from .check_findings import (Finding, Metadata, cuda_error_label, cuda_error_name, fault_message, metadata_state,
-                             object_findings)
+from .check_findings import (Finding, Metadata, cuda_error_label, cuda_error_name, fault_message, findings_of,
+                             metadata_state)
 from ..cache.loaded import load_image
-from ..support.hotpath import build_record
+from ..support.hotpath import build_record, record_factory
 from ..support.model import Model, empty_list
 from ..run.session import run_object
 from ..run.trace import CallRecord, EntryRun, LaunchFeasibility, ObjectRun
@@ -42,6 +42,9 @@ from ..run.trace import CallRecord, EntryRun, LaunchFeasibility, ObjectRun
 SETTERS = {"_cudaFuncSetAttribute": ("func", None), "_cudaKernelSetAttributeForDevice": ("kernel", "device")}
 LOADERS = ("cuda_load", "cuda_load_to_device", "tvm_ffi")      # tvm_ffi: a TVM-FFI export's call, its loads inside
 EXIT_RANK = {EXIT_OK: 0, EXIT_EXPECTATION_FAILED: 1, EXIT_FAULT: 2, EXIT_BAD_INPUT: 3}
+# check_objects reads this many objects' images, then runs their loaders, then compares what each ran: each step's
+# code and data stay in the CPU's caches across the objects, where one object's translation and run would evict them
+BATCH = 16
 
 
 class SetCall(Model):
@@ -130,12 +133,7 @@ def default_device_count(profile: str | None = None) -> int:
 def check_file(path: str, device_count: int | None = None, profile: str | None = None, key: str | None = None,
                missing_symbols: str = "error") -> list[ObjectCheck]:
     """Every export of one object, checked (`check_object`); one error result when the object cannot be read."""
-    try:
-        _image, exports = load_image(path)
-    except EmuError as error:
-        return [_unreadable(path, key, device_count, profile, error)]
-    return [check_object(path, device_count, profile, export.name if len(exports) > 1 else None, key, missing_symbols)
-            for export in exports]
+    return [_compared(ran) for ran in _run_file(path, _loaded(path), device_count, profile, key, missing_symbols)]
 
 
 def check_object(path: str, device_count: int | None = None, profile: str | None = None, export: str | None = None,
@@ -148,9 +146,35 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
     metadata), so they are not validated again (`emu.support.hotpath.build_record`): a check
     of a directory builds dozens per object.
     """
+    loaded = _loaded(path)
+    if isinstance(loaded, EmuError):
+        return _unreadable(path, key, device_count, profile, loaded)
+    return _compared(_run_export(path, *loaded, device_count, profile, export, key, missing_symbols))
+
+
+def _loaded(path: str) -> tuple | EmuError:
+    """The object's image and exports (`load_image`), or why it cannot be read."""
+    try:
+        return load_image(path)
+    except EmuError as error:
+        return error
+
+
+def _run_file(path: str, loaded: tuple | EmuError, device_count: int | None, profile: str | None, key: str | None,
+              missing_symbols: str) -> list:
+    """`_run_export` of every export of a loaded object; one error result when it could not be read."""
+    if isinstance(loaded, EmuError):
+        return [_unreadable(path, key, device_count, profile, loaded)]
+    image, exports = loaded
+    return [_run_export(path, image, exports, device_count, profile, export.name if len(exports) > 1 else None, key,
+                        missing_symbols) for export in exports]
+
+
+def _run_export(path: str, image, exports, device_count: int | None, profile: str | None, export: str | None,
+                key: str | None, missing_symbols: str) -> ObjectCheck | tuple:
+    """The first half of `check_object`: its error result, or what `_compared` compares (the run, and what it ran on)."""
     key = os.path.basename(path) if key is None else key
     try:
-        image, exports = load_image(path)
         chosen = choose(exports, export, path)
         used, source = pick_profile(image, chosen, profile)
         count = default_device_count(used) if device_count is None else device_count
@@ -160,20 +184,31 @@ def check_object(path: str, device_count: int | None = None, profile: str | None
             run_object(path, _config(count, used, missing_symbols), entries, export=export)
     except EmuError as error:
         return _unreadable(path, key, device_count, profile, error)
-    names = kernel_handles(run.calls) if run else {}
-    loaders = loader_entries(run, names) if run else []
-    checks = compare(chosen.kernel_info, loaders, run, names) if run else []
-    failed = sum(e.returned != 0 for e in loaders)
-    result = build_record(ObjectCheck, dict(
-        object=str(path), key=key, arch=image.arch, prefix=chosen.prefix, version=chosen.version,
+    return path, key, image.arch, chosen, used, source, count, metadata, unchecked, run
+
+
+def _compared(ran: ObjectCheck | tuple) -> ObjectCheck:
+    """The second half of `check_object`: the run's loader entries and rows compared with kernel_info, and findings."""
+    if isinstance(ran, ObjectCheck):
+        return ran
+    path, key, arch, chosen, used, source, count, metadata, unchecked, run = ran
+    if run is not None:
+        names = kernel_handles(run.calls)
+        loaders = loader_entries(run, names)
+        checks = compare(chosen.kernel_info, loaders, run, names)
+    else:
+        loaders, checks = [], []
+    prefix = chosen.prefix
+    findings = findings_of(key, prefix, arch, used, metadata, unchecked, loaders, checks)
+    return build_record(ObjectCheck, dict(
+        object=str(path), key=key, arch=arch, prefix=prefix, version=chosen.version,
         kernels=list(chosen.kernels), kernel_info={kernel: dict(attrs) for kernel, attrs in chosen.kernel_info.items()},
         device_count=count, profile=used, profile_source=source,
         profile_measured=load_profile(used).measured, metadata=metadata, unchecked=unchecked,
-        loaders=loaders, checks=checks, discrepancies=failed + sum(c.status != "ok" for c in checks), findings=[],
-        tvm_ffi_launches=list(run.launch_feasibility) if run and chosen.ffi_name else [], error=None, exit_code=EXIT_OK))
-    result.findings = object_findings(result)
-    result.exit_code = object_exit_code(result)
-    return result
+        loaders=loaders, checks=checks,
+        discrepancies=sum(e.returned != 0 for e in loaders) + sum(c.status != "ok" for c in checks), findings=findings,
+        tvm_ffi_launches=list(run.launch_feasibility) if run is not None and chosen.ffi_name else [], error=None,
+        exit_code=findings_exit_code(findings)))
 
 
 def _unreadable(path: str, key: str | None, device_count: int | None, profile: str | None, error: EmuError) -> ObjectCheck:
@@ -185,9 +220,12 @@ def _unreadable(path: str, key: str | None, device_count: int | None, profile: s
 
 def object_exit_code(result: ObjectCheck) -> int:
     """2 when it could not be read; else 3 for a new fault, 1 for any other new finding, 0 when all are acknowledged."""
-    if result.error is not None:
-        return result.exit_code
-    new = [f for f in result.findings if not f.acknowledged]
+    return result.exit_code if result.error is not None else findings_exit_code(result.findings)
+
+
+def findings_exit_code(findings: list[Finding]) -> int:
+    """3 for a new fault, 1 for any other new finding, 0 when all are acknowledged (or there is none)."""
+    new = [f for f in findings if not f.acknowledged]
     return EXIT_FAULT if any(f.kind == "fault" for f in new) else EXIT_EXPECTATION_FAILED if new else EXIT_OK
 
 
@@ -226,20 +264,23 @@ def loader_entries(run: ObjectRun, names: dict[int, str] | None = None) -> list[
 
 
 def _loader_entry(entry: EntryRun, run: ObjectRun, names: dict[int, str]) -> LoaderEntry:
-    calls = run.calls[entry.first_call:entry.end_call]
     device = entry.args.get("device", run.state.current_device)
-    for call in calls:
-        if call.symbol == "_cudaGetDevice" and call.ret == 0:
+    setters = []
+    for call in run.calls[entry.first_call:entry.end_call]:        # one pass: the setters, and the device last got
+        symbol = call.symbol
+        if symbol in SETTERS:
+            setters.append(call)
+        elif symbol == "_cudaGetDevice" and call.ret == 0:
             device = call.outputs.get("device", device)
+    make = record_factory(SetCall)
     sets = []
-    for call in calls:
-        if call.symbol in SETTERS:
-            handle_arg, device_arg = SETTERS[call.symbol]
-            attr = call.args["attr"]
-            sets.append(build_record(SetCall, dict(
-                kernel=names.get(call.args[handle_arg]), attribute=attr, attribute_name=_attribute_name(attr),
-                value=call.args["value"], device=call.args[device_arg] if device_arg else device, ret=call.ret,
-                ret_name=cuda_error_name(call.ret), call=call.index)))
+    for call in setters:
+        handle_arg, device_arg = SETTERS[call.symbol]
+        args = call.args
+        attr = args["attr"]
+        sets.append(make(dict(kernel=names.get(args[handle_arg]), attribute=attr, attribute_name=_attribute_name(attr),
+                              value=args["value"], device=args[device_arg] if device_arg else device, ret=call.ret,
+                              ret_name=cuda_error_name(call.ret), call=call.index)))
     label = _label(entry.entry, entry.args.get("device"))
     fault = entry.fault
     return build_record(LoaderEntry, dict(
@@ -265,12 +306,15 @@ def compare(kernel_info: dict[str, dict[int, int]], loaders: list[LoaderEntry], 
 
 
 def _check(kernel: str, attribute: int, expected: int, loader: LoaderEntry, state: int | None) -> AttributeCheck:
-    tried = [s for s in loader.sets if s.kernel == kernel and s.attribute == attribute and s.device == loader.device]
-    done = [s for s in tried if s.ret == 0]
-    applied = done[-1].value if done else None
+    applied = error = None          # the last successful setter call's value; else the last failed call's error
+    for done in loader.sets:
+        if done.kernel == kernel and done.attribute == attribute and done.device == loader.device:
+            if done.ret == 0:
+                applied, error = done.value, None
+            elif applied is None:
+                error = done.ret
     status = "missing" if applied is None else "ok" if applied == expected else "different"
-    error = tried[-1].ret if tried and not done else None
-    return build_record(AttributeCheck, dict(
+    return record_factory(AttributeCheck)(dict(
         kernel=kernel, attribute=attribute, attribute_name=_attribute_name(attribute), entry=loader.entry,
         device=loader.device, expected=expected, applied=applied, state=state, status=status, error=error,
         error_name=cuda_error_name(error)))
@@ -300,10 +344,15 @@ def check_objects(objects: list[str], device_count: int | None = None,
     `keys`; default: each file name), then hold the findings against `baseline` (read from `baseline_file`)."""
     keys = [os.path.basename(path) for path in objects] if keys is None else keys
     results = []
-    for index, (path, key) in enumerate(zip(objects, keys), 1):
-        if progress:
-            progress(index, len(objects), path)
-        results.extend(check_file(path, device_count, profile, key, missing_symbols))
+    for start in range(0, len(objects), BATCH):
+        batch = list(zip(objects[start:start + BATCH], keys[start:start + BATCH]))
+        loaded = [_loaded(path) for path, _key in batch]
+        ran = []
+        for index, ((path, key), image) in enumerate(zip(batch, loaded), start + 1):
+            if progress:
+                progress(index, len(objects), path)
+            ran.append(_run_file(path, image, device_count, profile, key, missing_symbols))
+        results.extend(_compared(export) for exports in ran for export in exports)
     report = None
     if baseline is not None:
         report = apply_baseline(baseline, baseline_file, results)

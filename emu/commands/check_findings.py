@@ -113,9 +113,10 @@ def metadata_state(export, image) -> tuple[Metadata, str | None]:
     return "checked", None
 
 
-def object_findings(result) -> list[Finding]:
-    """Every finding of one checked export (an `ObjectCheck` without an error), in report order."""
-    key, export, arch = result.key, result.prefix, result.arch
+def findings_of(key: str, export: str | None, arch: str | None, profile: str, metadata: Metadata, unchecked: str | None,
+                loaders: list, checks: list) -> list[Finding]:
+    """Every finding of one checked export, in report order, from the parts of its `ObjectCheck` (`check` has them
+    before it builds the record, which then holds them as they are)."""
     where = f"{key} ({export})"
     found = []
 
@@ -123,9 +124,9 @@ def object_findings(result) -> list[Finding]:
         found.append(build_record(Finding, dict(id=finding_id(kind, key, arch, export, *identity), kind=kind, object=key,
                                                 export=export, description=f"{where}: {description}", acknowledged=False)))
 
-    if result.metadata not in BY_DESIGN:
-        add("unchecked", (result.metadata,), f"not checked: {result.unchecked}")
-    for loader in result.loaders:
+    if metadata not in BY_DESIGN:
+        add("unchecked", (metadata,), f"not checked: {unchecked}")
+    for loader in loaders:
         if loader.fault is not None:
             add("fault", (loader.entry, loader.device, loader.fault_kind, loader.fault_location),
                 f"{loader.entry} stopped: {loader.fault.split(UNDER_CHECK)[0]}")   # what it is, not what to do
@@ -133,8 +134,8 @@ def object_findings(result) -> list[Finding]:
             said = (f"{loader.returned}, raising {loader.raised['kind']}: {loader.raised['message']}" if loader.raised
                     else str(loader.returned) if loader.entry == "tvm_ffi" else cuda_error_label(loader.returned))
             add("loader", (loader.entry, loader.device, loader.returned),
-                f"{loader.entry} returned {said} on profile {result.profile}")
-    for check in result.checks:
+                f"{loader.entry} returned {said} on profile {profile}")
+    for check in checks:
         if check.status != "ok":
             attribute = f"{check.attribute} {check.attribute_name or '?'}"
             did = (f"does not apply {attribute}={check.expected}, which kernel_info asks" if check.status == "missing"

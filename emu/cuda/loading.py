@@ -29,6 +29,7 @@ class LibraryImage:
     error: str | None = None                     # why the container could not be decoded
     verdicts: dict = field(default_factory=dict, compare=False, repr=False)   # profile name -> load_verdict
     cubins: dict = field(default_factory=dict, compare=False, repr=False)     # entry offset -> CubinInfo or why unreadable
+    running: list = field(default_factory=list, compare=False, repr=False)    # [profiles_running's answer], once asked
 
 
 @dataclass(frozen=True)
@@ -212,8 +213,14 @@ def cubin_kernel_facts(info: CubinInfo) -> dict[str, KernelFacts]:
 
 
 def profiles_running(binary: LibraryImage | None) -> list[str]:
-    """The profiles (h200 first) whose devices run some image of this binary."""
+    """The profiles (h200 first) whose devices run some image of this binary.
+
+    Kept with the binary (decoded once per object): `check` asks for every object it checks, and the answer
+    reads every entry's architecture once per profile.
+    """
     if binary is None or binary.error is not None:
         return list(PROFILES)
-    return [name for name in PROFILES
-            if any(runs_on(e, load_profile(name).compute_capability) for e in binary.entries)]
+    if not binary.running:
+        binary.running.append(tuple(name for name in PROFILES
+                                    if any(runs_on(e, load_profile(name).compute_capability) for e in binary.entries)))
+    return list(binary.running[0])
