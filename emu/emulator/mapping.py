@@ -81,6 +81,22 @@ class ImageMapping:
         for start, end in ranges:
             self.uc.ctl_remove_cache(address + start, address + end)
 
+    def holds_other_code(self, image: LoadedBinary) -> bool:
+        """Whether a slot `image`'s code or read-only data would take holds another object's bytes (or another size):
+        loading `image` here would rewrite them and drop their translations (emu.emulator.machine picks another
+        emulator then, while it may)."""
+        for segment in image.segments:
+            if segment.perms == PERM_R | PERM_X and segment.address >= CODE_SLOTS_BASE:
+                held = self._code_slots.get(segment.address)
+            elif segment.perms == PERM_R and segment.address >= RODATA_SLOTS_BASE:
+                held = self._rodata_slots.get(segment.address)
+                held = held[1] if held is not None else None
+            else:
+                continue
+            if held is not None and held is not segment.data and held != segment.data:
+                return True
+        return False
+
     def load(self, image: LoadedBinary) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""
         wanted = {segment.address: segment for segment in image.segments}     # a shared library has several per class
