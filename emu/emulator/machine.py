@@ -1,4 +1,5 @@
-"""One Unicorn emulator per architecture, reused for every object a process runs.
+"""Unicorn emulators reused for every object a process runs: one per architecture, plus one more for an object whose
+code slot another object's code holds, and one per shared library (machine_for).
 
 The stub window, host scratch area and stack are mapped once; loading an object only
 swaps the image's segments (emu.emulator.mapping).  One instruction is hooked for code (never

@@ -13,7 +13,8 @@ segment of another layout overlaps it (two libraries at the one library base rep
 why emu.emulator.machine gives each library an emulator of its own).  A region that serves again is
 rewritten only when its bytes differ from the segment's (writable data always, since a run changes it).
 Rewriting code drops Unicorn's translations of the bytes that changed (it does not always drop those made from the old
-bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
+bytes by itself); only those, so that objects sharing a slot keep the rest (emu.emulator.machine gives an object
+whose slot holds another's bytes an emulator of its own while it may: `holds_other_code`).  A dropped
 translation's space in Unicorn's code buffer comes back only when the whole buffer is
 flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
 alternating in one slot would otherwise grow the process by tens of KiB per switch.
