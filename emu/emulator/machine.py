@@ -1,4 +1,5 @@
-"""One Unicorn emulator per architecture, reused for every object a process runs.
+"""Unicorn emulators reused for every object a process runs: one per architecture, plus one more for an object whose
+code slot another object's code holds, and one per shared library (machine_for).
 
 The stub window, host scratch area and stack are mapped once; loading an object only
 swaps the image's segments (emu.emulator.mapping).  One instruction is hooked for code (never
@@ -23,10 +24,11 @@ from unicorn import (UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED, UC_ERR_INSN_INVAL
 from ..arch.base import Architecture, CpuExtension
 from ..errors import StubFailure, StubStop
 from .limits import DEFAULT_BUDGET, DEFAULT_TIMEOUT_S
-from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct, mem_read
+from .unicorn_c import HostBacked, code_hook_callback, emu_start, hook_code_direct
+from .host_memory import HostMemory
 from .mapping import ImageMapping
 from ..binary.image import PERM_X, LoadedBinary, Segment
-from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, GUEST_CALL_RESUME, HOST_BASE, HOST_SIZE, PAGE, RETURN_SENTINEL,
+from ..binary.memory_map import (FRAME_RETURN, FRAME_SLOT, FRAME_SP, FRAME_WORDS, GUEST_CALL_RESUME, PAGE, RETURN_SENTINEL,
                                  STACK_BASE, STACK_SIZE, STACK_TOP, STUB_BASE, STUB_FRAME, STUB_RESULT, STUB_RETURN,
                                  STUB_SIZE, STUB_SLOT, stub_address)
 from .dispatcher import BindingTable, Dispatcher
@@ -56,32 +58,6 @@ _ERROR_KIND = {
 class CallOutcome:
     returned: int | None
     fault: Fault | None
-
-
-class HostMemory:
-    """A bump allocator over the host scratch area, reset for every object run."""
-
-    def __init__(self, uc) -> None:
-        self.uc = uc
-        self.region = HostBacked(uc, HOST_BASE, HOST_SIZE, UC_PROT_READ | UC_PROT_WRITE)
-        self.cursor = HOST_BASE
-
-    def reset(self) -> None:
-        self.cursor = HOST_BASE
-
-    def alloc(self, data: bytes, align: int = 16) -> int:
-        address = (self.cursor + align - 1) & ~(align - 1)
-        if address + len(data) > HOST_BASE + HOST_SIZE:
-            raise MemoryError("host scratch area exhausted")
-        self.region.write(address, data)
-        self.cursor = address + len(data)
-        return address
-
-    def write(self, address: int, data: bytes) -> None:
-        self.region.write(address, data)
-
-    def read(self, address: int, size: int) -> bytes:
-        return mem_read(self.uc, address, size)
 
 
 class Machine:
@@ -368,7 +344,12 @@ class Machine:
                      instruction=instruction, registers=self.arch.cpu.registers(self.uc))
 
 
-_MACHINES: dict[str, Machine] = {}
+_MACHINES: dict[str, list[Machine]] = {}      # arch -> the emulators for objects, the first made first
+# Two objects whose code shares a content-chosen slot (emu.binary.elf.relocatable) would rewrite each other's code and
+# lose its translations on every switch between them (about 1 ms each): an object whose slots hold another object's
+# bytes in every emulator so far gets one more, up to this many per architecture (each about 3 MiB, plus its
+# translations); past it, the first emulator takes the object and rewrites the slot (emu.emulator.mapping).
+MAX_OBJECT_MACHINES = 4
 # Every shared library lays out at the one library base (emu.binary.elf.shared), so two libraries run in turn in one
 # emulator would each unmap the other and lose their translated code (about 4x the run of the `.o` they were linked
 # from).  Each library gets an emulator of its own instead, up to this many per architecture (about 3 MiB each, plus
@@ -378,14 +359,23 @@ _LIBRARY_MACHINES: dict[str, dict[str, Machine]] = {}      # arch -> library sha
 
 
 def machine_for(arch: Architecture, image: LoadedBinary | None = None) -> Machine:
-    """The process-wide emulator for an architecture (created on first use); for a shared library `image`, the
-    emulator kept for that library (objects and libraries run in turn then never swap each other's mapping)."""
+    """The process-wide emulator for an architecture (created on first use); for an object `image`, the first
+    emulator where its slots hold no other object's bytes; for a shared library, the emulator kept for that library
+    (objects and libraries run in turn then never swap each other's mapping)."""
     if image is not None and "library" in image.extras:
         return _library_machine(arch, image.sha256)
-    machine = _MACHINES.get(arch.name)
-    if machine is None:
-        machine = _MACHINES[arch.name] = Machine(arch)
-    return machine
+    machines = _MACHINES.get(arch.name)
+    if machines is None:
+        machines = _MACHINES[arch.name] = [Machine(arch)]
+    if image is None:
+        return machines[0]
+    for machine in machines:
+        if not machine.mapping.holds_other_code(image):
+            return machine
+    if len(machines) < MAX_OBJECT_MACHINES:
+        machines.append(Machine(arch))
+        return machines[-1]
+    return machines[0]
 
 
 def _library_machine(arch: Architecture, sha256: str) -> Machine:

@@ -13,7 +13,8 @@ segment of another layout overlaps it (two libraries at the one library base rep
 why emu.emulator.machine gives each library an emulator of its own).  A region that serves again is
 rewritten only when its bytes differ from the segment's (writable data always, since a run changes it).
 Rewriting code drops Unicorn's translations of the bytes that changed (it does not always drop those made from the old
-bytes by itself); only those, so that objects sharing a slot keep the rest.  A dropped
+bytes by itself); only those, so that objects sharing a slot keep the rest (emu.emulator.machine gives an object
+whose slot holds another's bytes an emulator of its own while it may: `holds_other_code`).  A dropped
 translation's space in Unicorn's code buffer comes back only when the whole buffer is
 flushed, so every `FLUSH_AFTER_REWRITES` rewrites the mapping flushes it: two objects
 alternating in one slot would otherwise grow the process by tens of KiB per switch.
@@ -80,6 +81,22 @@ class ImageMapping:
             return
         for start, end in ranges:
             self.uc.ctl_remove_cache(address + start, address + end)
+
+    def holds_other_code(self, image: LoadedBinary) -> bool:
+        """Whether a slot `image`'s code or read-only data would take holds another object's bytes (or another size):
+        loading `image` here would rewrite them and drop their translations (emu.emulator.machine picks another
+        emulator then, while it may)."""
+        for segment in image.segments:
+            if segment.perms == PERM_R | PERM_X and segment.address >= CODE_SLOTS_BASE:
+                held = self._code_slots.get(segment.address)
+            elif segment.perms == PERM_R and segment.address >= RODATA_SLOTS_BASE:
+                held = self._rodata_slots.get(segment.address)
+                held = held[1] if held is not None else None
+            else:
+                continue
+            if held is not None and held is not segment.data and held != segment.data:
+                return True
+        return False
 
     def load(self, image: LoadedBinary) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""

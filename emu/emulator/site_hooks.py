@@ -15,6 +15,9 @@ only where the library lays hooks out as emu.emulator.unicorn_c expects (checked
 otherwise hooks are deleted and added as before).  Hooks left over from an object with more
 sites are parked at an address no instruction has; past twice the sites needed (and SPARE),
 the surplus is deleted, since a parked hook is still checked before every instruction.
+Each hook's bounds are written through a view made once per hook, and only where they change (a parked
+hook left parked is not written again): a switch between objects with many sites moves them at a
+fraction of the cost.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import Sequence
 
 from unicorn import Uc
 
-from .unicorn_c import hook_bounds, hook_bounds_movable, hook_code_direct, set_hook_bounds
+from .unicorn_c import hook_bounds, hook_bounds_movable, hook_bounds_view, hook_code_direct
 
 PARKED = 1          # no instruction starts at address 1: page 0 is never mapped
 SPARE = 4
@@ -35,6 +38,8 @@ class SiteHooks:
         self.uc, self.callback = uc, callback
         self.movable = hook_bounds_movable(uc)
         self.handles: list[int] = []
+        self._views: list = []                 # per handle: its bounds, written in place (hook_bounds_view)
+        self._aimed: list[int] = []            # per handle: the address its bounds hold now (PARKED: none)
         self._sites: tuple[int, ...] = ()
 
     def aim(self, sites: Sequence[int]) -> None:
@@ -45,16 +50,27 @@ class SiteHooks:
                 self.uc.hook_del(handle)
             self.handles = [hook_code_direct(self.uc, self.callback, site, site) for site in sites]
             return
+        views, aimed = self._views, self._aimed
         surplus = len(handles) - (2 * len(sites) + SPARE)
         if surplus > 0:
             for handle in handles[-surplus:]:
                 self.uc.hook_del(handle)
-            del handles[-surplus:]
-        for handle, site in zip(handles, sites):
-            set_hook_bounds(handle, site, site)
-        for handle in handles[len(sites):]:
-            set_hook_bounds(handle, PARKED, PARKED)
-        handles += [hook_code_direct(self.uc, self.callback, site, site) for site in sites[len(handles):]]
+            del handles[-surplus:], views[-surplus:], aimed[-surplus:]
+        kept = min(len(handles), len(sites))
+        for index in range(kept):
+            site = sites[index]
+            if aimed[index] != site:
+                views[index][:] = site, site
+                aimed[index] = site
+        for index in range(kept, len(handles)):
+            if aimed[index] != PARKED:
+                views[index][:] = PARKED, PARKED
+                aimed[index] = PARKED
+        for site in sites[kept:]:
+            handle = hook_code_direct(self.uc, self.callback, site, site)
+            handles.append(handle)
+            views.append(hook_bounds_view(handle))
+            aimed.append(site)
 
     def hooked(self) -> list[int]:
         """The addresses hooked now, in hook order, parked hooks left out (read back from the hooks when they move)."""

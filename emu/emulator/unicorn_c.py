@@ -269,19 +269,19 @@ _BOUNDS = ctypes.c_uint64 * 2
 _NO_CALLBACK = _HOOK_CODE(lambda *_: None)
 
 
-def set_hook_bounds(handle: int, begin: int, end: int) -> None:
-    """Make the hook `handle` (from hook_code_direct) fire within [begin, end] from now on."""
-    bounds = _BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET)
-    bounds[0], bounds[1] = begin, end
+def hook_bounds_view(handle: int):
+    """The [begin, end] the hook `handle` (from hook_code_direct) fires within, as a two-item ctypes array:
+    writing it moves the hook from then on.  Made once per hook; valid until the hook is deleted."""
+    return _BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET)
 
 
 def hook_bounds(handle: int) -> tuple[int, int]:
-    """The [begin, end] the hook `handle` fires within now (as set_hook_bounds left them)."""
+    """The [begin, end] the hook `handle` fires within now (as hook_bounds_view's writes left them)."""
     return tuple(_BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET))
 
 
 def hook_bounds_movable(uc: Uc) -> bool:
-    """Whether this libunicorn keeps a hook's bounds where set_hook_bounds writes them: a hook made with
+    """Whether this libunicorn keeps a hook's bounds where hook_bounds_view writes them: a hook made with
     known bounds reads them back there."""
     probe = hook_code_direct(uc, _NO_CALLBACK, 0x5EED_0000_1000, 0x5EED_0000_1001)
     try:

@@ -26,6 +26,10 @@ from emu.binary import memory_map
 from emu.binary.memory_map import (CODE_SLOT_TABLE, CODE_SLOTS_BASE, HOST_BASE, RODATA_PER_CODE, RODATA_SLOTS_BASE, STUB_BASE,
                             code_slot_size, rodata_slot_address)
 from emu.binary.elf.reader import parse_object, read_object_bytes
+from emu.binary.image import LoadedBinary
+from emu.emulator import machine as machines
+from emu.emulator.machine import Machine, machine_for
+from emu.run import session as run
 from emu.run.session import run_object
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cutlass-dsl-4.8.0"
@@ -36,20 +40,17 @@ def _calls(run) -> list[tuple]:
     return [(call.entry, call.symbol, call.args, call.outputs, call.ret, call.caller) for call in run.calls]
 
 
-@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
-def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypatch):
-    first, second = FIXTURES / arch / "carveout_25.o", FIXTURES / arch / "two_kernels_carveout_50.o"
-    expected = {path: _calls(run_object(str(path), entries=LOADERS)) for path in (first, second)}
-    assert expected[first] != expected[second]
+def _in_the_slot_of(first: Path, second: Path, tmp_path: Path, monkeypatch) -> tuple[str, LoadedBinary]:
+    """A copy of `second` laid out in `first`'s code slot (and so its read-only slot), cached as its image."""
     first_image, _ = images.load_image(str(first))
     first_code = {s.perms: s for s in first_image.segments}[PERM_R | PERM_X]
-    # two_kernels_carveout_50, laid out in carveout_25's code slot
-    copy = tmp_path / "two_kernels_carveout_50.o"
+    copy = tmp_path / second.name
     shutil.copyfile(second, copy)
     raw = read_object_bytes(str(copy), copy.stat().st_size)
-    monkeypatch.setattr(layout, "_code_slot", lambda *_, **__: first_code.address)
-    obj = parse_object(raw, str(copy), "0" * 64)
-    image = layout.build_image(obj)
+    with monkeypatch.context() as patch:
+        patch.setattr(layout, "_code_slot", lambda *_, **__: first_code.address)
+        obj = parse_object(raw, str(copy), "0" * 64)
+        image = layout.build_image(obj)
     sites = architecture(obj.arch).cpu.extension_sites(image)
     if sites:
         image.extras["vector_sites"] = sites
@@ -58,14 +59,46 @@ def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypa
     rodata, first_rodata = ({s.perms: s for s in i.segments}[PERM_R] for i in (image, first_image))
     assert rodata.address == first_rodata.address and rodata.data != first_rodata.data
     stat = copy.stat()
-    key = (str(copy), stat.st_size, stat.st_mtime_ns)
-    images._CACHE[key] = (image, discover(obj, image))
-    try:
-        for _ in range(3):
-            assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
-            assert _calls(run_object(str(copy), entries=LOADERS)) == expected[second]
-    finally:
-        images._CACHE.pop(key, None)
+    monkeypatch.setitem(images._CACHE, (str(copy), stat.st_size, stat.st_mtime_ns), (image, discover(obj, image)))
+    return str(copy), image
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_objects_sharing_a_code_slot_run_their_own_code(arch, tmp_path, monkeypatch):
+    """In one emulator (as when every emulator machine_for may make holds other code there): rewritten, never stale."""
+    first, second = FIXTURES / arch / "carveout_25.o", FIXTURES / arch / "two_kernels_carveout_50.o"
+    expected = {path: _calls(run_object(str(path), entries=LOADERS)) for path in (first, second)}
+    assert expected[first] != expected[second]
+    copy, _ = _in_the_slot_of(first, second, tmp_path, monkeypatch)
+    machine = Machine(architecture(arch))
+    monkeypatch.setattr(run, "machine_for", lambda _arch, _image=None: machine)
+    for _ in range(3):
+        assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
+        assert _calls(run_object(copy, entries=LOADERS)) == expected[second]
+    assert machine.mapping.rewrites > 0                # the slot was rewritten: this test proves the rewrite rule
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_objects_sharing_a_slot_get_emulators_of_their_own(arch, tmp_path, monkeypatch):
+    """machine_for gives an object whose slot holds another object's code the next emulator, so neither rewrites the
+    other's code (and drops its translations) on every switch; past MAX_OBJECT_MACHINES the first one rewrites."""
+    first, second = FIXTURES / arch / "carveout_25.o", FIXTURES / arch / "two_kernels_carveout_50.o"
+    expected = {path: _calls(run_object(str(path), entries=LOADERS)) for path in (first, second)}
+    copy, image = _in_the_slot_of(first, second, tmp_path, monkeypatch)
+    cpu = architecture(arch)
+    monkeypatch.setattr(machines, "_MACHINES", {})
+    for _ in range(3):
+        assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
+        assert _calls(run_object(copy, entries=LOADERS)) == expected[second]
+    first_image = images.load_image(str(first))[0]
+    assert machine_for(cpu, first_image) is machine_for(cpu) is not machine_for(cpu, image)
+    assert all(machine.mapping.rewrites == 0 for machine in machines._MACHINES[arch])      # nothing rewritten
+    monkeypatch.setattr(machines, "_MACHINES", {})
+    monkeypatch.setattr(machines, "MAX_OBJECT_MACHINES", 1)
+    for _ in range(2):
+        assert _calls(run_object(str(first), entries=LOADERS)) == expected[first]
+        assert _calls(run_object(copy, entries=LOADERS)) == expected[second]
+    assert machine_for(cpu, image) is machine_for(cpu) and machine_for(cpu).mapping.rewrites > 0
 
 
 def test_changed_ranges_cover_every_differing_byte():
