@@ -142,3 +142,22 @@ def test_emu_lays_out_shapes_arrays_and_tensors_as_libtvm_ffi_does(tmp_path):
     emu = {"shape": _emu_layout(memory, memory.read(array, 16)), "array": _emu_layout(memory, memory.read(array + 16, 16))}
     assert emu == real
     assert plan.record["args"][1]["tuple"][6]["tensor"]["strides"] == [8, 1]     # filled as Tensor::FromDLPack does
+
+
+def test_a_signature_nesting_tuples_past_the_bound_is_unknown_not_a_stack_overflow():
+    """The signature is text from the object (untrusted): tuples nested deeper than any compiled signature would be
+    are read as a type emu does not know, so the defaults refuse it by name instead of the parser recursing
+    until Python's stack runs out."""
+    from emu.dsl.tvm_ffi.signature import MAX_TUPLE_DEPTH, parse_signature
+    from emu.errors import BadInput
+
+    for depth in (MAX_TUPLE_DEPTH, MAX_TUPLE_DEPTH + 1, 5000):
+        (param,) = parse_signature("f(x: " + "Tuple[" * depth + "int32" + "]" * depth + ")")
+        inner = param
+        for _ in range(min(depth, MAX_TUPLE_DEPTH)):
+            assert inner.kind == "tuple"
+            (inner,) = inner.elements
+        assert inner.kind == ("int" if depth <= MAX_TUPLE_DEPTH else "unknown")
+        if depth > MAX_TUPLE_DEPTH:
+            with pytest.raises(BadInput, match="has no default"):
+                default_arguments([param], None)

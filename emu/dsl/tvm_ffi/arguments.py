@@ -29,7 +29,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 from ...errors import BadInput
 from ..launch.arguments import STREAM_HANDLE, TENSOR_DATA_BASE, TENSOR_DATA_STRIDE, default_extent
 from .dlpack import DEVICE_TYPES, DTYPES, parse_device
-from .signature import TvmFfiParam, compact_strides, tensor_orders
+from .signature import MAX_TUPLE_DEPTH, TvmFfiParam, compact_strides, tensor_orders
 
 
 def _address(value: Any) -> Any:
@@ -134,7 +134,7 @@ def parse_arguments(raw: Any, source: str | None = None) -> list[TvmFfiArgument 
     return [_parse_item(item, f"#{index}", source) for index, item in enumerate(raw)]
 
 
-MAX_DEPTH = 32                # tuples nested deeper than any compiled signature would be
+MAX_DEPTH = MAX_TUPLE_DEPTH    # tuples nested deeper than any compiled signature would be
 
 
 def _parse_item(item: Any, where: str, source: str | None, depth: int = 0) -> TvmFfiArgument | None:

@@ -115,20 +115,24 @@ def _extents(text: str) -> tuple[int | str, ...] | None:
     return tuple(int(e) if e.lstrip("-").isdigit() else e for e in parts)
 
 
-def _typed(name: str, type_text: str) -> TvmFfiParam:
-    """The parameter `name` of the type the signature writes `type_text` (a Tuple's elements recursively)."""
+MAX_TUPLE_DEPTH = 32          # tuples nested deeper than any compiled signature would be (the text is the object's)
+
+
+def _typed(name: str, type_text: str, depth: int = 0) -> TvmFfiParam:
+    """The parameter `name` of the type the signature writes `type_text` (a Tuple's elements recursively, down to
+    MAX_TUPLE_DEPTH: a deeper one is `unknown`, so a hostile object's signature cannot exhaust the stack)."""
     if m := _TENSOR.fullmatch(type_text):
         extents = tuple(int(e) if e.strip().lstrip("-").isdigit() else e.strip()
                         for e in m["shape"].split(",") if e.strip())
         return TvmFfiParam(name, "tensor", type_text, m["dtype"], extents)
     if (m := _SHAPE.fullmatch(type_text)) and (extents := _extents(m["shape"])) is not None:
         return TvmFfiParam(name, "shape", type_text, shape=extents)
-    if type_text.startswith("Tuple[") and type_text.endswith("]"):
+    if type_text.startswith("Tuple[") and type_text.endswith("]") and depth < MAX_TUPLE_DEPTH:
         inner = type_text[len("Tuple["):-1]
         parts = [part.strip() for part in _split(inner)] if inner.strip() else []
         if all(parts):
             return TvmFfiParam(name, "tuple", type_text,
-                               elements=tuple(_typed(f"{name}[{i}]", part) for i, part in enumerate(parts)))
+                               elements=tuple(_typed(f"{name}[{i}]", part, depth + 1) for i, part in enumerate(parts)))
     if m := _CONST.fullmatch(type_text):
         raw = m["value"]
         value = {"Int": int, "Float": float}.get(m["kind"], lambda v: v == "True")(raw)
