@@ -5,6 +5,7 @@ from unicorn import UC_PROT_READ, UC_PROT_WRITE
 
 from .unicorn_c import HostBacked, mem_read
 from ..binary.memory_map import HOST_BASE, HOST_SIZE
+from ..errors import BadInput
 
 
 class HostMemory:
@@ -21,7 +22,9 @@ class HostMemory:
     def alloc(self, data: bytes, align: int = 16) -> int:
         address = (self.cursor + align - 1) & ~(align - 1)
         if address + len(data) > HOST_BASE + HOST_SIZE:
-            raise MemoryError("host scratch area exhausted")
+            raise BadInput(f"the entry's arguments need more than the {HOST_SIZE // 1024} KiB of guest memory emu "
+                           f"lays them out in ({address + len(data) - HOST_BASE} bytes at least: the argument cells, "
+                           "each tensor's struct with its shape and strides, the values); give smaller arguments")
         self.region.write(address, data)
         self.cursor = address + len(data)
         return address

@@ -116,3 +116,15 @@ def test_inspect_says_where_the_launch_stream_comes_from_as_the_objects_own_code
                                    "does not choose the launch's stream)")
     assert stream("add_shared") == stream("strided_copy")
     assert "make_fake_stream(use_tvm_ffi_env_stream=True), else the default stream" in stream("add_shared")
+
+
+def test_arguments_too_large_for_the_argument_area_are_bad_input_not_an_internal_error(tmp_path):
+    """A shape of 70,000 extents fits the 1 MiB limit on an arguments file but not the guest memory emu lays the
+    arguments out in: exit 2 with what ran out, never emu's 'internal error' (a MemoryError before)."""
+    import json
+
+    args = [{"tensor": {"dtype": "float32", "shape": [1] * 70_000}}, {"float": 1.0}, {"stream": 0}]
+    (tmp_path / "args.json").write_text(json.dumps(args, separators=(",", ":")))
+    result = run_cli("trace", str(VEC_SCALE), "--args", str(tmp_path / "args.json"))
+    assert result.code == 2 and "internal error" not in result.err
+    assert "entry tvm_ffi was not run: the entry's arguments need more than the 1024 KiB of guest memory" in result.err
