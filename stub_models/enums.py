@@ -779,13 +779,10 @@ _PREFIXES = (
 
 
 def enum_label(enum: type[IntEnum] | None, value: int) -> str:
-    """`9 PREFERRED_SHARED_MEMORY_CARVEOUT`, or the bare number when the enum lacks it."""
-    if enum is not None:
-        try:
-            return f"{value} {enum(value).name}"
-        except ValueError:
-            pass
-    return str(value)
+    """`9 PREFERRED_SHARED_MEMORY_CARVEOUT`, or the bare number when the enum lacks it (looked up in the enum's own
+    value table, as `enum(value)` does, without raising for a number it lacks: traces and checks label dozens)."""
+    member = enum._value2member_map_.get(value) if enum is not None else None
+    return f"{value} {member.name}" if member is not None else str(value)
 
 
 def enum_value(enum: type[IntEnum], value: int | str) -> int:

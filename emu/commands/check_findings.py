@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stub_models.enums import CudaError
+from stub_models.enums import CudaError, enum_label
 
 from ..dsl.generations import KNOWN_VERSIONS, UNKNOWN_CONVENTION, without_kernel_info
 from ..support.hotpath import build_record
@@ -37,18 +37,15 @@ class Finding(Model):
     acknowledged: bool = Field(default=False, description="true when the baseline (--baseline) lists its id")
 
 
-_ERROR_NAMES = {int(error): error.name for error in CudaError}      # a check names dozens of return values per object
-
-
 def cuda_error_name(code: int | None) -> str | None:
     """`NO_KERNEL_IMAGE_FOR_DEVICE` for 209 (stub_models.enums.CudaError, as traces name it); None for a number it lacks."""
-    return None if code is None else _ERROR_NAMES.get(code)
+    member = None if code is None else CudaError._value2member_map_.get(code)    # as CudaError(code), never raising
+    return None if member is None else member.name
 
 
 def cuda_error_label(code: int) -> str:
-    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values (enum_label's form)."""
-    name = _ERROR_NAMES.get(code)
-    return f"{code} {name}" if name is not None else str(code)
+    """`209 NO_KERNEL_IMAGE_FOR_DEVICE`: the number and its name, as `trace` prints return values."""
+    return enum_label(CudaError, code)
 
 
 SCENARIO_HINT = "; set runtime.missing_symbols"      # how emu.stubs.dispatch ends a missing stub's message

@@ -36,6 +36,15 @@ FLUSH_AFTER_REWRITES = 64
 MAX_HELD_SLOTS = 128
 
 
+def _slotted(image: LoadedBinary) -> tuple[Segment | None, Segment | None]:
+    """The image's code and read-only data segments that go in slots (an object's, laid out at a slot's address),
+    each None where the first segment of that class is not in a slot (a library's: mapped where it is laid out)."""
+    code = next((segment for segment in image.segments if segment.perms == PERM_R | PERM_X), None)
+    rodata = next((segment for segment in image.segments if segment.perms == PERM_R), None)
+    return (code if code is not None and code.address >= CODE_SLOTS_BASE else None,
+            rodata if rodata is not None and rodata.address >= RODATA_SLOTS_BASE else None)
+
+
 def _overlaps(region: HostBacked, segment: Segment) -> bool:
     return region.address < segment.address + len(segment.data) and segment.address < region.end
 
@@ -86,30 +95,23 @@ class ImageMapping:
         """Whether a slot `image`'s code or read-only data would take holds another object's bytes (or another size):
         loading `image` here would rewrite them and drop their translations (emu.emulator.machine picks another
         emulator then, while it may)."""
-        for segment in image.segments:
-            if segment.perms == PERM_R | PERM_X and segment.address >= CODE_SLOTS_BASE:
-                held = self._code_slots.get(segment.address)
-            elif segment.perms == PERM_R and segment.address >= RODATA_SLOTS_BASE:
-                held = self._rodata_slots.get(segment.address)
-                held = held[1] if held is not None else None
-            else:
-                continue
-            if held is not None and held is not segment.data and held != segment.data:
-                return True
-        return False
+        code, rodata = _slotted(image)
+        held_code = self._code_slots.get(code.address) if code is not None else None
+        held_rodata = self._rodata_slots.get(rodata.address) if rodata is not None else None
+        return (held_code is not None and held_code is not code.data and held_code != code.data) or \
+               (held_rodata is not None and held_rodata[1] is not rodata.data and held_rodata[1] != rodata.data)
 
     def load(self, image: LoadedBinary) -> Segment | None:
         """Map `image`'s segments in place of the last image's; its code segment, if any."""
         wanted = {segment.address: segment for segment in image.segments}     # a shared library has several per class
-        code = next((segment for segment in image.segments if segment.perms == PERM_R | PERM_X), None)
-        if code is not None and code.address >= CODE_SLOTS_BASE:
+        code, rodata = _slotted(image)
+        if code is not None:
             del wanted[code.address]
             self._enter_code_slot(code)
         elif self._active_code is not None:
             mem_protect(self.uc, self._active_code, len(self._code_slots[self._active_code]), UC_PROT_NONE)
             self._active_code = None
-        rodata = next((segment for segment in image.segments if segment.perms == PERM_R), None)
-        if rodata is not None and rodata.address >= RODATA_SLOTS_BASE:
+        if rodata is not None:
             del wanted[rodata.address]
             self._enter_rodata_slot(rodata)
         elif self._active_rodata is not None:

@@ -277,7 +277,7 @@ def hook_bounds_view(handle: int):
 
 def hook_bounds(handle: int) -> tuple[int, int]:
     """The [begin, end] the hook `handle` fires within now (as hook_bounds_view's writes left them)."""
-    return tuple(_BOUNDS.from_address(handle + _HOOK_BOUNDS_OFFSET))
+    return tuple(hook_bounds_view(handle))
 
 
 def hook_bounds_movable(uc: Uc) -> bool:

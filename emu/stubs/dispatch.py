@@ -292,7 +292,7 @@ class StubDispatcher:
         self.set_return(uc, ret)
         record["ret"], record["index"] = int(ret), self.recorded()
         record["inner_calls"] = record["index"] - start
-        self._pending.append(record)
+        self.record(record)
 
     def state(self, family: StubFamily):
         """`family`'s state for this run, made at its first call that asks."""
@@ -307,8 +307,8 @@ class StubDispatcher:
             raise StubStop("missing_stub", f"{caller} calls {symbol}, an undefined symbol emu has no stub for; "
                            "set runtime.missing_symbols: return_zero in the scenario to let it return 0")
         self.set_return(uc, 0)
-        self._pending.append(dict(index=self.recorded(), entry=self.entry, symbol=symbol,
-                                  args={}, outputs={}, ret=0, injected=False, caller=caller, inner_calls=0))
+        self.record(dict(index=self.recorded(), entry=self.entry, symbol=symbol,
+                         args={}, outputs={}, ret=0, injected=False, caller=caller, inner_calls=0))
 
     def injected(self, symbol: str) -> int | None:
         """The error injected into this call of `symbol` (scenario runtime.errors), counting it."""

@@ -9,8 +9,8 @@ a never-seen object, answering a stub call, recording a run); each caller says w
 - `record_factory` builds a pydantic model instance from values emu already trusts,
   without running its validator: pydantic's `model_construct` re-walks defaults and
   costs tens of microseconds, and the stub path builds a record per call.  It writes
-  pydantic's private instance slots itself, so it first checks, once per process, that
-  the installed pydantic keeps an instance the way it assumes (`records_built_directly`);
+  pydantic's private instance slots itself, so it first checks, once per installed pydantic
+  (emu.cache.answers), that it keeps an instance the way it assumes (`records_built_directly`);
   where it does not, every record is built with the public `model_construct` instead.
 """
 from __future__ import annotations
