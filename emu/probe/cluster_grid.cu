@@ -1,0 +1,77 @@
+// What cudaOccupancyMaxActiveClusters answers on a device, over cluster shapes x blocks per SM: the ground
+// truth emu's model of cluster occupancy is fitted to and checked against (emu/probe/README.md, "Cluster grid").
+//
+// One kernel with no compile-time cluster, little register use and only dynamic shared memory, so that the
+// blocks an SM holds are set by the block size and the dynamic shared memory alone.  For each block size and
+// dynamic shared memory of the grid below it writes one `occupancy` line (cudaOccupancyMaxActiveBlocksPerMultiprocessor)
+// and, for each cluster shape, with attribute 14 (non-portable cluster sizes) 0 and 1, one `cluster` line.
+// Build: nvcc -O3 -gencode arch=compute_90a,code=sm_90a -o cluster_grid emu/probe/cluster_grid.cu
+// Run:   ./cluster_grid > cluster_grid.jsonl   (a few seconds on an H200)
+#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void grid_kernel(float *out) {
+  extern __shared__ float staged[];
+  staged[threadIdx.x] = (float)threadIdx.x;
+  __syncthreads();
+  if (out) out[blockIdx.x * blockDim.x + threadIdx.x] = staged[blockDim.x - 1 - threadIdx.x];
+}
+
+static const unsigned SHAPES[][3] = {
+  {1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {4, 1, 1}, {5, 1, 1}, {6, 1, 1}, {7, 1, 1}, {8, 1, 1}, {9, 1, 1}, {10, 1, 1},
+  {11, 1, 1}, {12, 1, 1}, {13, 1, 1}, {14, 1, 1}, {15, 1, 1}, {16, 1, 1}, {17, 1, 1},
+  {1, 2, 1}, {1, 3, 1}, {1, 4, 1}, {1, 8, 1}, {1, 16, 1}, {1, 1, 2}, {1, 1, 4}, {1, 1, 8},
+  {2, 2, 1}, {2, 2, 2}, {4, 2, 1}, {2, 4, 1}, {4, 4, 1}, {8, 2, 1}, {2, 8, 1}, {3, 2, 1}, {6, 2, 1}, {5, 3, 1},
+  {2, 2, 4}, {3, 3, 1}, {4, 2, 2}};
+
+int main() {
+  cudaFuncSetAttribute(grid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 232448);
+  int sms = 0, per_sm = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0);
+  cudaFuncAttributes fa{};
+  cudaFuncGetAttributes(&fa, grid_kernel);
+  printf("{\"kind\": \"kernel\", \"num_regs\": %d, \"static_smem\": %zu, \"sms\": %d, \"smem_per_sm\": %d}\n",
+         fa.numRegs, fa.sharedSizeBytes, sms, per_sm);
+  // (block size, dynamic shared memory): every block size at 0 bytes, then for block sizes 32, 128, 256 the
+  // shared memory that leaves room for k blocks, k = 1..32 (reservation 1 KiB a block, 128-byte units)
+  struct Config { unsigned block; size_t smem; };
+  Config configs[256];
+  int n = 0;
+  for (unsigned block : {32u, 64u, 96u, 128u, 192u, 256u, 320u, 384u, 448u, 512u, 640u, 768u, 1024u}) configs[n++] = {block, 0};
+  for (unsigned block : {32u, 128u, 256u})
+    for (int k = 1; k <= 32; k++) {
+      long room = (long)per_sm / k - 1024;
+      if (room < (long)(block * sizeof(float))) continue;
+      configs[n++] = {block, (size_t)(room / 128 * 128)};
+    }
+  for (int i = 0; i < n; i++) {
+    const Config &c = configs[i];
+    int blocks = -1;
+    cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, grid_kernel, c.block, c.smem);
+    if (r != cudaSuccess) cudaGetLastError();
+    printf("{\"kind\": \"occupancy\", \"block_size\": %u, \"dynamic_smem\": %zu, \"result\": %d, \"num_blocks\": %d}\n",
+           c.block, c.smem, (int)r, r == cudaSuccess ? blocks : -1);
+    for (int nonportable = 0; nonportable <= 1; nonportable++) {
+      cudaFuncSetAttribute(grid_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, nonportable);
+      for (auto &s : SHAPES) {
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = s[0]; attr.val.clusterDim.y = s[1]; attr.val.clusterDim.z = s[2];
+        cudaLaunchConfig_t lc{};
+        lc.gridDim = dim3(s[0], s[1], s[2]);
+        lc.blockDim = dim3(c.block, 1, 1);
+        lc.dynamicSmemBytes = c.smem;
+        lc.attrs = &attr;
+        lc.numAttrs = 1;
+        int clusters = -1;
+        cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, grid_kernel, &lc);
+        if (e != cudaSuccess) cudaGetLastError();
+        printf("{\"kind\": \"cluster\", \"block_size\": %u, \"dynamic_smem\": %zu, \"nonportable\": %d, \"cluster\": [%u, %u, %u], "
+               "\"result\": %d, \"num_clusters\": %d}\n", c.block, c.smem, nonportable, s[0], s[1], s[2], (int)e,
+               e == cudaSuccess ? clusters : -1);
+      }
+    }
+  }
+  return 0;
+}
