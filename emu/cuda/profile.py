@@ -16,6 +16,17 @@ from stub_models.enums import DeviceAttribute
 
 from ..support.model import empty_list
 
+
+class ClusterOccupancyTable(BaseModel):
+    """cudaOccupancyMaxActiveClusters as measured over cluster sizes x the kernel's resident blocks per SM."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    blocks_per_sm_cap: int = Field(description="resident blocks per SM from which the answers no longer grow: a "
+                                   "kernel with more answers as one with this many")
+    clusters: dict[int, list[int]] = Field(description="cluster size (blocks in a cluster) -> the answer for a kernel "
+                                           "of 1, 2, ... blocks_per_sm_cap resident blocks per SM")
+    source: str = Field(description="the measurement the table was read from")
+
 PROFILES = ("h200", "a100", "b200")
 
 
@@ -42,6 +53,9 @@ class DeviceProfile(BaseModel):
     barriers_per_multiprocessor: int | None = Field(default=None, description="named barriers an SM holds for its "
                                                     "resident blocks (occupancy); null where not measured, and then not modelled")
     max_cluster_size: int = Field(description="largest cluster with NON_PORTABLE_CLUSTER_SIZE_ALLOWED (0: no clusters)")
+    cluster_occupancy: ClusterOccupancyTable | None = Field(
+        default=None, description="cudaOccupancyMaxActiveClusters, measured; null where not measured, and then not "
+        "modelled (emu answers unknown)")
 
     @property
     def compute_capability(self) -> int:

@@ -2,6 +2,7 @@
 and occupancy on the H200 profile as FIELD_NOTES section 7 reports it for the 10-register kernel."""
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from emu.cuda.kernel_attributes import kernel_attributes
 from emu.cuda.occupancy import max_active_blocks
 from emu.cuda.profile import PROFILES, load_profile
-from emu.cuda.profiles.build import build
+from emu.cuda.profiles.build import build, cluster_table
 
 ROOT = Path(__file__).parent.parent.parent
 H200 = load_profile("h200")
@@ -19,6 +20,8 @@ H200 = load_profile("h200")
 def test_h200_json_is_what_the_builder_makes_of_the_facts():
     facts = ROOT / "tests" / "data" / "facts" / "h200-probe.jsonl"
     built = build("h200", facts.read_text().splitlines(), "tests/data/facts/h200-probe.jsonl")
+    grid = "tests/data/facts/h200/cluster_grid/cluster_grid.jsonl.gz"
+    built["cluster_occupancy"] = cluster_table(gzip.decompress((ROOT / grid).read_bytes()).decode().splitlines(), grid)
     committed = json.loads((ROOT / "emu" / "cuda" / "profiles" / "h200.json").read_text())
     assert json.loads(json.dumps(built)) == committed
 

@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
+from emu.cuda.cluster_occupancy import max_active_clusters  # noqa: E402
 from emu.cuda.config import RuntimeConfig  # noqa: E402
 from emu.cuda.launch_checks import NO_LIMITS, LaunchLimits, LaunchRequest, check_launch, launch_limits  # noqa: E402
 from emu.cuda.kernel_attributes import kernel_attributes  # noqa: E402
@@ -32,7 +33,7 @@ from emu.run.session import run_object  # noqa: E402
 from stub_models.enums import CudaError, FuncAttribute  # noqa: E402
 
 H200 = load_profile("h200")
-COMPARED = ("load", "kernel_attribute", "occupancy", "setter", "launch")
+COMPARED = ("load", "kernel_attribute", "occupancy", "setter", "launch", "cluster_occupancy")
 
 
 OBJECT_ROOTS = [ROOT]      # where the facts' repository-relative object paths are looked up
@@ -84,6 +85,13 @@ def model_answer(fact: dict):
         barriers = limits.get(fact["kernel"], limits.get("*", NO_LIMITS)).barriers
         return (0, max_active_blocks(attributes, fact["block_size"], fact["dynamic_smem"], H200, H200.device_attributes,
                                      carveout, barriers=barriers))
+    if fact["kind"] == "cluster_occupancy":
+        config, kernel_limits = fact["config"], limits.get(fact["kernel"], limits.get("*", NO_LIMITS))
+        cluster = next((tuple(a["value"]) for a in config["attrs"] if a["id"] == 4), None)
+        result, clusters, _why = max_active_clusters(attributes, config["block"][0], config["dynamic_smem"], cluster,
+                                                     H200, H200.device_attributes, barriers=kernel_limits.barriers,
+                                                     limits=kernel_limits)
+        return (None if result is None else int(result), clusters)
     if fact["kind"] == "setter":
         runtime = CudaRuntime(RuntimeConfig(), [])
         if not runtime.valid_device(fact["device"]):
@@ -103,6 +111,8 @@ def measured_answer(fact: dict):
         return (fact["result"], fact["value"])
     if fact["kind"] == "occupancy":
         return (fact["result"], fact["num_blocks"])
+    if fact["kind"] == "cluster_occupancy":
+        return (fact["result"], fact["num_clusters"])
     return fact["result"]
 
 
@@ -124,8 +134,8 @@ def compare(path: Path) -> list[tuple[dict, object, object]]:
 
 def main(folder: str, roots: list[str]) -> None:
     OBJECT_ROOTS.extend(Path(r) for r in roots)
-    print("| facts file | load | attributes | occupancy | setters | launches | all |")
-    print("|---|---|---|---|---|---|---|")
+    print("| facts file | load | attributes | occupancy | setters | launches | clusters | all |")
+    print("|---|---|---|---|---|---|---|---|")
     for path in fact_files(Path(folder)):
         rows = compare(path)
         cells = []

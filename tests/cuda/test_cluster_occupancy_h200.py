@@ -1,0 +1,138 @@
+"""cudaOccupancyMaxActiveClusters against the H200: every answer of emu/probe/cluster_grid.cu
+(tests/data/facts/h200/cluster_grid/, 8,394 lines) reproduced by emu.cuda.cluster_occupancy, with the blocks per SM
+of the grid's kernel from emu's own occupancy model; the probe's `cluster_occupancy` lines (544, real exports and
+toys) through tests/oracles/h200_facts.py; the builder's refusals of a grid that makes no table."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from emu.cuda.cluster_occupancy import max_active_clusters
+from emu.cuda.occupancy import occupancy_limit
+from emu.cuda.profile import load_profile
+from emu.cuda.profiles.build import GridError, cluster_table
+from stub_models.enums import CudaError, DeviceAttribute, FuncAttribute
+from tests import oracles
+from tests.oracles.h200_facts import compare, fact_files
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+GRID = ROOT / "tests" / "data" / "facts" / "h200" / "cluster_grid" / "cluster_grid.jsonl.gz"
+H200 = load_profile("h200")
+A = FuncAttribute
+D = DeviceAttribute
+
+
+def grid_lines() -> list[str]:
+    return gzip.decompress(GRID.read_bytes()).decode().splitlines()
+
+
+def grid_kernel(record: dict, nonportable: int = 0) -> dict[int, int]:
+    """The grid's kernel as cluster_grid.cu leaves it: its registers and static shared memory (the `kernel` line),
+    attribute 8 set to 232448, attribute 14 as the line says, the rest as loaded (no compile-time cluster)."""
+    return {A.MAX_THREADS_PER_BLOCK: 1024, A.SHARED_SIZE_BYTES: record["static_smem"], A.NUM_REGS: record["num_regs"],
+            A.MAX_DYNAMIC_SHARED_SIZE_BYTES: 232448, A.PREFERRED_SHARED_MEMORY_CARVEOUT: -1,
+            A.CLUSTER_SIZE_MUST_BE_SET: 0, A.REQUIRED_CLUSTER_WIDTH: 0, A.REQUIRED_CLUSTER_HEIGHT: 0,
+            A.REQUIRED_CLUSTER_DEPTH: 0, A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED: nonportable}
+
+
+BARRIERS = 1          # grid_kernel's __syncthreads: barrier 0
+
+
+@pytest.mark.oracle(oracles.H200)
+def test_every_cluster_grid_line_is_reproduced():
+    records = [json.loads(line) for line in grid_lines()]
+    (kernel,) = [r for r in records if r["kind"] == "kernel"]
+    wrong, compared = [], 0
+    assert (kernel["sms"], kernel["smem_per_sm"]) == (H200.device_attributes[D.MULTIPROCESSOR_COUNT],
+                                                      H200.device_attributes[D.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR])
+    compared += 1
+    for r in records:
+        if r["kind"] == "occupancy":
+            blocks, _ = occupancy_limit(grid_kernel(kernel), r["block_size"], r["dynamic_smem"], H200,
+                                        H200.device_attributes, barriers=BARRIERS)
+            got, measured = (0, blocks), (r["result"], r["num_blocks"])
+        elif r["kind"] == "cluster":
+            result, clusters, _why = max_active_clusters(grid_kernel(kernel, r["nonportable"]), r["block_size"],
+                                                         r["dynamic_smem"], tuple(r["cluster"]), H200,
+                                                         H200.device_attributes, barriers=BARRIERS)
+            got, measured = (result, -1 if clusters is None else clusters), (r["result"], r["num_clusters"])
+        else:
+            continue
+        compared += 1
+        if got != measured:
+            wrong.append((r, got))
+    assert (compared, wrong[:10]) == (8394, [])
+    assert len(records) == 8394
+
+
+def test_the_profiles_table_is_the_grids():
+    table = cluster_table(grid_lines(), "grid")
+    assert table["blocks_per_sm_cap"] == H200.cluster_occupancy.blocks_per_sm_cap == 8
+    assert table["clusters"] == H200.cluster_occupancy.clusters
+    assert sorted(table["clusters"]) == list(range(1, 18))
+
+
+def _edited(edit) -> list[str]:
+    records = [json.loads(line) for line in grid_lines()]
+    return [json.dumps(r) for r in edit(records)]
+
+
+def test_the_builder_refuses_a_cell_with_two_answers():
+    def one_more(records):
+        first = next(r for r in records if r["kind"] == "cluster" and r["nonportable"] and r["cluster"] == [2, 1, 1])
+        return records + [{**first, "cluster": [1, 2, 1], "num_clusters": first["num_clusters"] + 1}]
+    with pytest.raises(GridError, match="answered"):
+        cluster_table(_edited(one_more), "grid")
+
+
+def test_the_builder_refuses_a_grid_that_never_shows_the_cap():
+    def few_blocks(records):      # only kernels of up to 8 blocks per SM: whether 8 is the cap is not seen
+        small = {(r["block_size"], r["dynamic_smem"]) for r in records if r["kind"] == "occupancy" and r["num_blocks"] <= 8}
+        return [r for r in records if r["kind"] == "kernel" or (r["block_size"], r["dynamic_smem"]) in small]
+    with pytest.raises(GridError, match="cap"):
+        cluster_table(_edited(few_blocks), "grid")
+
+
+def test_the_builder_refuses_a_missing_cell():
+    def no_three(records):        # every shape of 3 blocks (3x1x1, 1x3x1) left out
+        return [r for r in records if r["kind"] != "cluster" or r["cluster"][0] * r["cluster"][1] * r["cluster"][2] != 3]
+    with pytest.raises(GridError, match=r"\(3, 1\) not measured"):
+        cluster_table(_edited(no_three), "grid")
+
+
+def cluster_rows() -> list[tuple[dict, object, object]]:
+    return [row for path in fact_files(GRID.parent.parent) for row in compare(path)
+            if row[0]["kind"] == "cluster_occupancy"]
+
+
+# The PTX-only toy fatbin (compute_90): the driver compiles it at load, and emu, with no cubin, answers the kernels'
+# attributes with the profile's defaults (tests/cuda/test_model_against_h200_facts.py KNOWN_GAPS), compile-time
+# cluster (attributes 11-13) none among them, where the PTX's __cluster_dims__ gave 2x1x1 and 4x2x1: 17 of each
+# kernel's 21 lines in each of its two files answer as for a kernel without one.
+PTX_TOYS = "tests/data/facts/h200/toys/sweep_kernels.compute_90.fatbin"
+
+
+@pytest.mark.oracle(oracles.H200)
+def test_every_cluster_occupancy_fact_is_reproduced():
+    rows = cluster_rows()
+    wrong = [(f["object"], f["kernel"][:40], f["config"], m, g) for f, m, g in rows if m != g]
+    assert len(rows) == 544 and [w for w in wrong if w[0] != PTX_TOYS] == []
+    assert len(wrong) == 68 and sum(f["object"] != PTX_TOYS for f, _m, _g in rows) == 460
+    assert {m[0] for _f, m, _g in rows} == {0, int(CudaError.INVALID_CLUSTER_SIZE)}
+
+
+@pytest.mark.parametrize("name", ["a100", "b200"])
+def test_unmeasured_profiles_answer_unknown(name):
+    profile = load_profile(name)
+    kernel = grid_kernel({"static_smem": 0, "num_regs": 10})
+    assert max_active_clusters(kernel, 128, 0, (2, 1, 1), profile, profile.device_attributes) == (
+        None, None, f"the {name} profile has no measured cluster occupancy (not modelled)")
+
+
+def test_a_cluster_beyond_the_table_is_unknown():
+    kernel = grid_kernel({"static_smem": 0, "num_regs": 10}, nonportable=1)
+    result, clusters, why = max_active_clusters(kernel, 128, 0, (18, 1, 1), H200, H200.device_attributes)
+    assert (result, clusters) == (None, None) and "measured only up to 17" in why
