@@ -129,18 +129,20 @@ def check(paths: PathLike | Iterable[PathLike], *, devices: int | None = None, p
 
 def occupancy(path: PathLike, *, kernel: str | None = None, block_sizes: Iterable[int] | None = None,
               dynamic_smem: Iterable[int] | None = None, carveout: int | None = None,
-              profile: str | None = None) -> "OccupancyResult":
+              profile: str | None = None, cluster: Iterable[int] | None = None) -> "OccupancyResult":
     """Resident blocks per SM of every kernel of every export (`python -m emu occupancy --json`), with what limits them.
 
     `block_sizes` x `dynamic_smem` (bytes) default to the H200 probe's grid (32..1024 step 32; 0, 1024, 16384,
     49152, 100000, 232448); `carveout` sets PREFERRED_SHARED_MEMORY_CARVEOUT first (default: as the export's
     loaders left it); `profile` (h200, a100, b200) defaults, per export, to the first whose device runs its GPU
-    binary. Answers on a profile with `measured` false rest on published figures. An unknown `kernel` or a bad
-    value is a `BadInput`.
+    binary. Answers on a profile with `measured` false rest on published figures. `cluster` ((x, y, z), or fewer
+    dimensions) adds cudaOccupancyMaxActiveClusters for that cluster to every answer (default: the kernel's
+    compile-time cluster, if any). An unknown `kernel` or a bad value is a `BadInput`.
     """
     from .commands.occupancy import occupancy_object
     return occupancy_object(os.fspath(path), kernel, None if block_sizes is None else list(block_sizes),
-                            None if dynamic_smem is None else list(dynamic_smem), carveout, profile)
+                            None if dynamic_smem is None else list(dynamic_smem), carveout, profile,
+                            None if cluster is None else list(cluster))
 
 
 def run_scenario(path: PathLike, *, variant: str | None = None) -> "ScenarioResult":

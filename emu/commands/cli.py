@@ -134,6 +134,8 @@ def _add_occupancy(commands) -> None:
                            "first (default: as the loaders left it)")
     occupancy.add_argument("--profile", choices=PROFILES, default=None,
                            help="device profile (default: per export, the first whose device runs its GPU binary)")
+    occupancy.add_argument("--cluster", type=_numbers, metavar="X[,Y[,Z]]", help="also answer "
+                           "cudaOccupancyMaxActiveClusters for this cluster (default: the kernel's compile-time cluster)")
     occupancy.add_argument("--json", action="store_true", help="print the full machine-readable result")
 
 
@@ -333,7 +335,7 @@ def _check(args) -> int:
 
 
 def _numbers(text: str) -> list[int]:
-    """--block, --smem: whole numbers separated by commas."""
+    """--block, --smem, --cluster: whole numbers separated by commas."""
     import argparse
     try:
         return [int(part) for part in text.split(",")]
@@ -344,7 +346,7 @@ def _numbers(text: str) -> list[int]:
 def _occupancy(args) -> int:
     _readable(args.object, "occupancy")
     from .occupancy import occupancy_object, show_occupancy
-    result = occupancy_object(args.object, args.kernel, args.block, args.smem, args.carveout, args.profile)
+    result = occupancy_object(args.object, args.kernel, args.block, args.smem, args.carveout, args.profile, args.cluster)
     print(result.model_dump_json(indent=1) if args.json else "\n".join(show_occupancy(result)))
     return EXIT_OK
 

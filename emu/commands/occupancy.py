@@ -8,6 +8,9 @@ limiting factor of each answer.  The kernel's attributes are those the export's 
 (MAX_DYNAMIC_SHARED_SIZE_BYTES) is what they set, or the cubin's default where they set nothing.
 Each export runs on the profile whose device runs its GPU binary (`--profile` forces one); a kernel
 that profile's device cannot load gets the driver's reason and no numbers.
+With a cluster (`--cluster`, else the kernel's compile-time one) every answer also carries
+`cudaOccupancyMaxActiveClusters` (emu.cuda.cluster_occupancy: the profile's measured table; unknown where the
+profile has none or the cluster is beyond it).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..cache.loaded import load_image
+from ..cuda.cluster_occupancy import NO_CLUSTER, cluster_verdict, clusters_for, compiled_cluster
 from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import kernel_attributes
 from ..cuda.launch_checks import NO_LIMITS, launch_limits
@@ -28,6 +32,7 @@ from ..dsl.entries import EntrySpec
 from ..errors import BadInput
 from ..run.session import run_object
 from ..support.model import Model, empty_list
+from .check_findings import cuda_error_label
 from .occupancy_map import legend, map_lines, wants_map
 from stub_models.enums import DeviceAttribute, FuncAttribute
 
@@ -47,6 +52,9 @@ class OccupancyAnswer(Model):
                          "(the answer is then 0)")
     active_warps: int = Field(description="blocks x warps per block")
     occupancy_percent: float = Field(description="active warps over the SM's maximum, in percent (one decimal)")
+    clusters: int | None = Field(default=None, description="cudaOccupancyMaxActiveClusters for the kernel's `cluster`: "
+                                 "the most clusters resident on the device at once; null where not answered (no "
+                                 "cluster, the driver's error in cluster_error, or unknown: cluster_unknown)")
 
 
 class KernelOccupancy(Model):
@@ -64,6 +72,14 @@ class KernelOccupancy(Model):
                                  "assume: the one asked, else as the loaders left it")
     unknown: list[str] = Field(default_factory=empty_list, description="attributes emu cannot know for this kernel "
                                "(no cubin for the device); the answers then rest on the profile's defaults")
+    cluster: tuple[int, int, int] | None = Field(default=None, description="the cluster (x, y, z) the answers' "
+                                                 "`clusters` are for; null: none asked and none compiled in")
+    cluster_source: Literal["given", "compiled in"] | None = Field(
+        default=None, description="given: --cluster; compiled in: the kernel's compile-time cluster (attributes 11-13)")
+    cluster_error: str | None = Field(default=None, description="the driver's error for this cluster on this kernel "
+                                      "(number, name and why); the answers' clusters are then null")
+    cluster_unknown: str | None = Field(default=None, description="why emu cannot answer cluster occupancy here (a "
+                                        "profile without a measured table, a cluster beyond the measured sizes)")
     answers: list[OccupancyAnswer] = Field(default_factory=empty_list, description="one per block size x dynamic "
                                            "shared memory, block sizes first")
 
@@ -85,10 +101,16 @@ class OccupancyResult(Model):
 
 
 def occupancy_object(path: str, kernel: str | None = None, block_sizes=None, dynamic_smem=None,
-                     carveout: int | None = None, profile: str | None = None) -> OccupancyResult:
-    """The occupancy of every kernel (or the one named `kernel`) of every export of the object at `path`."""
+                     carveout: int | None = None, profile: str | None = None, cluster=None) -> OccupancyResult:
+    """The occupancy of every kernel (or the one named `kernel`) of every export of the object at `path`;
+    `cluster` (x[, y[, z]]) asks cudaOccupancyMaxActiveClusters for that cluster (default: the compile-time one)."""
     blocks = _checked(DEFAULT_BLOCKS if block_sizes is None else block_sizes, "block size", 1, MAX_BLOCK)
     smem = _checked(DEFAULT_SMEM if dynamic_smem is None else dynamic_smem, "dynamic shared memory", 0, 1 << 31)
+    if cluster is not None:
+        cluster = _checked(cluster, "cluster dimension", 1, MAX_BLOCK)
+        if len(cluster) > 3:
+            raise BadInput(f"cluster: {len(cluster)} dimensions given, at most 3 (x,y,z)")
+        cluster = cluster + (1,) * (3 - len(cluster))
     if carveout is not None and not -1 <= carveout <= 100:
         raise BadInput(f"carveout: {carveout} is not a PREFERRED_SHARED_MEMORY_CARVEOUT the driver accepts (-1 to 100)")
     if profile is not None and profile not in PROFILES:
@@ -100,7 +122,7 @@ def occupancy_object(path: str, kernel: str | None = None, block_sizes=None, dyn
             from ..scenario.names import nearest
             raise BadInput(f"no kernel {kernel!r} in the object{nearest(kernel, names, 'its kernels')}", path=os.fspath(path))
     return OccupancyResult(exports=[
-        _export(os.fspath(path), image, export, len(exports) > 1, kernel, blocks, smem, carveout, profile)
+        _export(os.fspath(path), image, export, len(exports) > 1, kernel, (blocks, smem, carveout, cluster), profile)
         for export in exports if kernel is None or kernel in export.kernels])
 
 
@@ -114,7 +136,7 @@ def _checked(values, what: str, low: int, high: int) -> tuple[int, ...]:
     return values
 
 
-def _export(path: str, image, export, several: bool, kernel: str | None, blocks, smem, carveout, given) -> ExportOccupancy:
+def _export(path: str, image, export, several: bool, kernel: str | None, asked: tuple, given) -> ExportOccupancy:
     used, source = pick_profile(image, export, given)
     profile = load_profile(used)
     error, facts = load_verdict(library_image(image, export.binary), profile)
@@ -126,7 +148,7 @@ def _export(path: str, image, export, several: bool, kernel: str | None, blocks,
                          export=export.name if several else None)
         states = {state.name: state for state in run.state.kernels}
         why = run.state.load_error or _loaders_failed(run)
-        kernels = [_kernel(name, states.get(name), facts, profile, blocks, smem, carveout, why) for name in wanted]
+        kernels = [_kernel(name, states.get(name), facts, profile, asked, why) for name in wanted]
     return ExportOccupancy(object=path, export=export.prefix, profile=used, profile_source=source,
                            measured=profile.measured, basis=basis(profile), kernels=kernels)
 
@@ -146,13 +168,17 @@ def _loaders_failed(run) -> str:
     return f"the loaders did not load it ({', '.join(failed) or 'no cudaLibraryGetKernel for it'})"
 
 
-def _kernel(name: str, state, facts: dict, profile: DeviceProfile, blocks, smem, carveout, why: str) -> KernelOccupancy:
+def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple, why: str) -> KernelOccupancy:
+    blocks, smem, carveout, cluster = asked
     attributes = state.devices.get("0") if state is not None else None
     if not attributes:
         return KernelOccupancy(kernel=name, load_error=why)
     values = {int(A[attribute]): value for attribute, value in attributes.items()}
     fact = facts.get(name, facts.get("*"))
-    barriers = launch_limits(fact.cubin).barriers if fact is not None and fact.cubin is not None else NO_LIMITS.barriers
+    limits = launch_limits(fact.cubin) if fact is not None and fact.cubin is not None else NO_LIMITS
+    barriers = limits.barriers
+    clustering = _cluster_fields(values, cluster, profile, limits)
+    size = clustering.pop("size")
     loaded = kernel_attributes(fact, profile, profile.device_attributes, {}).values if fact is not None else {}
     device = profile.device_attributes
     sm_warps = device[DeviceAttribute.MAX_THREADS_PER_MULTIPROCESSOR] // 32
@@ -162,14 +188,29 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, blocks, smem,
             count, limiter = occupancy_limit(values, block, dynamic, profile, device, carveout, barriers)
             warps = count * -(-block // 32)
             answers.append(OccupancyAnswer(block_size=block, dynamic_smem=dynamic, blocks=count, limiter=limiter,
-                                           active_warps=warps, occupancy_percent=round(100 * warps / sm_warps, 1)))
+                                           active_warps=warps, occupancy_percent=round(100 * warps / sm_warps, 1),
+                                           clusters=None if size is None else clusters_for(size, count, profile)))
     attribute_8 = values[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]
     return KernelOccupancy(
         kernel=name, registers=values[A.NUM_REGS], static_shared=values[A.SHARED_SIZE_BYTES], barriers=barriers,
         max_dynamic_shared=attribute_8,
         max_dynamic_shared_source="as loaded" if loaded.get(A.MAX_DYNAMIC_SHARED_SIZE_BYTES) == attribute_8 else "loaders",
         carveout=values[A.PREFERRED_SHARED_MEMORY_CARVEOUT] if carveout is None else carveout,
-        unknown=list(state.unknown), answers=answers)
+        unknown=list(state.unknown), answers=answers, **clustering)
+
+
+def _cluster_fields(values: dict[int, int], cluster, profile: DeviceProfile, limits) -> dict:
+    """KernelOccupancy's cluster fields, and `size`: the cluster size the table answers for (None: no answers)."""
+    compiled = compiled_cluster(values)
+    if cluster is None and compiled is None:
+        return {"size": None}
+    result, size, why = cluster_verdict(values, cluster, profile, limits)
+    fields = {"size": size, "cluster": cluster or compiled, "cluster_source": "given" if cluster else "compiled in"}
+    if result is None:
+        fields["cluster_unknown"] = why
+    elif why is not None and why != NO_CLUSTER:
+        fields["cluster_error"] = f"{cuda_error_label(result)}: {why}"
+    return fields
 
 
 def show_occupancy(result: OccupancyResult) -> list[str]:
@@ -189,6 +230,20 @@ def show_occupancy(result: OccupancyResult) -> list[str]:
     return lines + [f"cells: resident blocks per SM and what limits them ({letters})"]
 
 
+def _cluster_line(kernel: KernelOccupancy) -> str:
+    """The kernel's cudaOccupancyMaxActiveClusters: one number per blocks-per-SM count its cells show."""
+    head = f"    cluster {'x'.join(map(str, kernel.cluster))} ({kernel.cluster_source}): max active clusters"
+    if kernel.cluster_error is not None:
+        return f"{head}: error {kernel.cluster_error}"
+    if kernel.cluster_unknown is not None:
+        return f"{head} unknown: {kernel.cluster_unknown}"
+    by_clusters: dict[int, list[int]] = {}
+    for blocks, clusters in sorted({(a.blocks, a.clusters) for a in kernel.answers}):
+        by_clusters.setdefault(clusters, []).append(blocks)      # past the cap, more blocks answer alike
+    cells = [f"{b[0]}{'' if len(b) == 1 else f' to {b[-1]}'} -> {clusters}" for clusters, b in by_clusters.items()]
+    return f"{head} (cudaOccupancyMaxActiveClusters) for the cells' blocks per SM: " + ", ".join(cells)
+
+
 def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
     if kernel.load_error is not None:
         return [f"  kernel {kernel.kernel}", f"    cannot load: {kernel.load_error}"]
@@ -199,6 +254,8 @@ def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
              f"({source}), carveout {kernel.carveout}"]
     if kernel.unknown:
         lines.append(f"    unknown (profile defaults used): {', '.join(kernel.unknown)}")
+    if kernel.cluster is not None:
+        lines.append(_cluster_line(kernel))
     if wants_map(len({a.block_size for a in kernel.answers})):
         return lines + map_lines(kernel.answers, CODES)
     smem = sorted({a.dynamic_smem for a in kernel.answers})

@@ -30,18 +30,19 @@ def sm_90a(path: str) -> bool:
     return all(b is not None and any(e.kind == "elf" and e.sm_arch == "sm_90a" for e in b.entries) for b in binaries)
 
 
-def occupancy_facts() -> dict[str, list[dict]]:
-    """object path -> its occupancy facts, for the committed sm_90a exports the facts name."""
-    found = defaultdict(list)
+def occupancy_facts() -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+    """object path -> its occupancy facts, and -> its cluster_occupancy facts, for the committed sm_90a exports the
+    facts name."""
+    found = {"occupancy": defaultdict(list), "cluster_occupancy": defaultdict(list)}
     for path in sorted(FACTS.glob("*.jsonl.gz")):
         for line in gzip.decompress(path.read_bytes()).decode().splitlines():
             fact = json.loads(line)
-            if fact["kind"] == "occupancy" and fact["object"].endswith(".o") and sm_90a(fact["object"]):
-                found[fact["object"]].append(fact)
-    return dict(found)
+            if fact["kind"] in found and fact["object"].endswith(".o") and sm_90a(fact["object"]):
+                found[fact["kind"]][fact["object"]].append(fact)
+    return dict(found["occupancy"]), dict(found["cluster_occupancy"])
 
 
-OBJECTS = occupancy_facts()
+OBJECTS, CLUSTER_OBJECTS = occupancy_facts()
 
 
 def _gpu_binary(path: str) -> tuple:
@@ -147,3 +148,50 @@ def test_a_kernel_the_h200_cannot_load_gets_the_load_error_and_no_numbers():
         result = occupancy_object(str(ROOT / obj), block_sizes=[128], dynamic_smem=[0], profile="h200")
         kernels = [k for export in result.exports for k in export.kernels]
         assert kernels and all("(209)" in k.load_error and not k.answers for k in kernels), obj
+
+
+def _asked_cluster(fact: dict) -> tuple[int, int, int] | None:
+    return next((tuple(a["value"]) for a in fact["config"]["attrs"] if a["id"] == 4), None)
+
+
+def _command_answer(kernel, answer) -> tuple[int, int | None]:
+    """The command's cluster answer as the fact's (result, num_clusters): no cluster asked and none compiled in is
+    what the driver answers with 0 clusters (emu.cuda.cluster_occupancy.NO_CLUSTER)."""
+    if kernel.cluster is None:
+        return 0, 0
+    if kernel.cluster_error is not None:
+        return int(kernel.cluster_error.split()[0]), None
+    return (0, answer.clusters) if kernel.cluster_unknown is None else (None, None)
+
+
+CLUSTER_TWINS = {obj: twin for obj, twin in TWINS.items() if twin in CLUSTER_OBJECTS}
+
+
+@pytest.mark.oracle(oracles.H200)
+@pytest.mark.parametrize("obj", sorted(CLUSTER_OBJECTS) + sorted(CLUSTER_TWINS))
+def test_occupancy_reproduces_every_measured_cluster_answer(obj):
+    """Every cudaOccupancyMaxActiveClusters the probe measured on a real export (its own launch's configuration,
+    the sweep of shapes, and no cluster attribute), through the command's own function with --cluster."""
+    by_cluster = defaultdict(list)
+    for fact in CLUSTER_OBJECTS[CLUSTER_TWINS.get(obj, obj)]:
+        assert fact["config"]["block"][1:] == [1, 1]
+        by_cluster[_asked_cluster(fact)].append(fact)
+    wrong, compared = [], 0
+    for cluster, facts in by_cluster.items():
+        blocks = sorted({f["config"]["block"][0] for f in facts})
+        smem = sorted({f["config"]["dynamic_smem"] for f in facts})
+        result = occupancy_object(str(ROOT / obj), block_sizes=blocks, dynamic_smem=smem, cluster=cluster)
+        answers = {(k.kernel, a.block_size, a.dynamic_smem): _command_answer(k, a)
+                   for export in result.exports for k in export.kernels for a in k.answers}
+        for fact in facts:
+            config = fact["config"]
+            compared += 1
+            got = answers.get((fact["kernel"], config["block"][0], config["dynamic_smem"]))
+            if got != (fact["result"], fact["num_clusters"]):
+                wrong.append((fact["kernel"][:40], config, fact["result"], fact["num_clusters"], got))
+    assert compared == len(CLUSTER_OBJECTS[CLUSTER_TWINS.get(obj, obj)]) and wrong == []
+
+
+def test_the_cluster_facts_cover_the_real_exports():
+    assert sum(map(len, CLUSTER_OBJECTS.values())) == 418 and len(CLUSTER_OBJECTS) == 15     # 19 kernels x 22
+    assert {"aarch64", "native"} <= {Path(obj).parent.name for obj in CLUSTER_TWINS}, sorted(CLUSTER_TWINS)
