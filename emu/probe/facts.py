@@ -3,7 +3,7 @@
 One JSON object a line; `kind` tells which model.  The six kinds of the contract are what the CUDA
 model is tested against; `load_step`, `get_kernel`, `wrapper_return`, `execution` and `harness_exit` are the
 probe's own detail and bookkeeping (documented in tests/data/facts/h200/README.md) and can be ignored;
-`cluster_occupancy` is the probe's own measurement, not yet in the contract (nothing models it yet).
+`cluster_occupancy` is the probe's own measurement, not yet in the contract (emu/cuda/cluster_occupancy.py models it).
 """
 from __future__ import annotations
 

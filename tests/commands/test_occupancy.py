@@ -75,6 +75,60 @@ def test_bad_input_is_one_paragraph_and_exit_2():
     assert run_cli("occupancy", fixture("x86_64", "missing")).code == 2
 
 
+def test_a_cluster_adds_max_active_clusters_to_every_answer():
+    [kernel] = emu.occupancy(GEMM, block_sizes=[128, 256, 512], dynamic_smem=[0], cluster=[2]).exports[0].kernels
+    assert (kernel.cluster, kernel.cluster_source, kernel.cluster_error, kernel.cluster_unknown) == \
+        ((2, 1, 1), "given", None, None)
+    # 3, 1 and 0 blocks per SM: the H200's 198, 66 and 0 clusters of 2 (tests/data/facts/h200/cluster_grid)
+    assert [(a.blocks, a.clusters) for a in kernel.answers] == [(3, 198), (1, 66), (0, 0)]
+    out = run_cli("occupancy", GEMM, "--block", "128,256,512", "--smem", "0", "--cluster", "2,1")
+    assert out.code == 0 and "    cluster 2x1x1 (given): max active clusters (cudaOccupancyMaxActiveClusters) for " \
+        "the cells' blocks per SM: 0 -> 0, 1 -> 66, 3 -> 198\n" in out.out
+    assert run_cli("occupancy", "--json", GEMM, "--block", "128", "--cluster", "2").json() == \
+        emu.occupancy(GEMM, block_sizes=[128], cluster=(2,)).model_dump(mode="json")
+
+
+def test_no_cluster_asked_and_none_compiled_in_adds_nothing():
+    [kernel] = emu.occupancy(GEMM, block_sizes=[128], dynamic_smem=[0]).exports[0].kernels
+    assert (kernel.cluster, kernel.cluster_source, kernel.answers[0].clusters) == (None, None, None)
+    printed = run_cli("occupancy", GEMM, "--block", "128", "--smem", "0").out
+    assert not [line for line in printed.splitlines() if line.startswith("    cluster ")]
+
+
+def test_cluster_occupancy_on_an_unmeasured_profile_is_unknown():
+    [kernel] = emu.occupancy(FMHA_SM100, block_sizes=[128], dynamic_smem=[0], cluster=[2, 1, 1]).exports[0].kernels
+    assert kernel.cluster_unknown == "the b200 profile has no measured cluster occupancy (not modelled)"
+    assert kernel.answers[0].clusters is None and kernel.answers[0].blocks > 0
+    assert "max active clusters unknown: the b200 profile" in run_cli("occupancy", FMHA_SM100, "--block", "128",
+                                                                      "--cluster", "2").out
+
+
+def test_a_cluster_the_driver_refuses_is_its_error():
+    from emu.commands.occupancy import KernelOccupancy, _cluster_fields, _cluster_line
+    from emu.cuda.launch_checks import NO_LIMITS
+    from emu.cuda.profile import load_profile
+    h200 = load_profile("h200")
+    portable_only = {14: 0}
+    fields = _cluster_fields(portable_only, (3, 3, 1), h200, NO_LIMITS)
+    assert fields.pop("size") is None
+    assert fields["cluster_error"] == ("912 INVALID_CLUSTER_SIZE: a cluster of 9 blocks over the portable cluster size 8 "
+                                       "without NON_PORTABLE_CLUSTER_SIZE_ALLOWED")
+    assert _cluster_line(KernelOccupancy(kernel="k", **fields)).endswith("max active clusters: error 912 INVALID_CLUSTER_SIZE: "
+                                                                         "a cluster of 9 blocks over the portable cluster size "
+                                                                         "8 without NON_PORTABLE_CLUSTER_SIZE_ALLOWED")
+    compiled = {11: 4, 12: 2, 13: 1, 14: 0}
+    fields = _cluster_fields(compiled, None, h200, NO_LIMITS)
+    assert (fields["size"], fields["cluster"], fields["cluster_source"]) == (8, (4, 2, 1), "compiled in")
+    refused = _cluster_fields(compiled, (2, 1, 1), h200, NO_LIMITS)["cluster_error"]
+    assert refused == "912 INVALID_CLUSTER_SIZE: cluster (2,1,1) is not the kernel's compiled-in cluster (4,2,1)"
+
+
+def test_a_bad_cluster_is_bad_input():
+    for argv in (["--cluster", "0"], ["--cluster", "1,1,1,1"], ["--cluster", "2,x"]):
+        bad = run_cli("occupancy", GEMM, "--block", "128", *argv)
+        assert bad.code == 2 and "Traceback" not in bad.err and "cluster" in bad.err.splitlines()[-1], (argv, bad.err)
+
+
 def _maps(printed: str) -> dict[str, dict[str, dict[int, str]]]:
     """The pictures a default run printed: {"occupancy" | "limiter": {kernel-order index: {smem: row}}}, per kernel."""
     maps, kernel, title = [], None, None
@@ -148,7 +202,7 @@ def test_a_short_or_very_long_block_list_stays_a_table():
 def test_the_readme_examples_are_what_the_command_prints():
     text = (ROOT / "README.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```text\n$ python -m emu occupancy ")[1:]]
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for block in blocks:
         argv, printed = block.split("\n", 1)
         out = run_cli("occupancy", *argv.split())
