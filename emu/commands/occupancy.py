@@ -8,7 +8,8 @@ limiting factor of each answer.  The kernel's attributes are those the export's 
 (MAX_DYNAMIC_SHARED_SIZE_BYTES) is what they set, or the cubin's default where they set nothing.
 Each export runs on the profile whose device runs its GPU binary (`--profile` forces one); a kernel
 that profile's device cannot load gets the driver's reason and no numbers.
-With a cluster (`--cluster`, else the kernel's compile-time one) every answer also carries
+With a cluster (`--cluster`, else the kernel's compile-time one, else the one the export's own launch asks for:
+its launch run as `trace` runs it) every answer also carries
 `cudaOccupancyMaxActiveClusters` (emu.cuda.cluster_occupancy: the profile's measured table; unknown where the
 profile has none or the cluster is beyond it).
 """
@@ -23,18 +24,18 @@ from ..cache.loaded import load_image
 from ..cuda.cluster_occupancy import NO_CLUSTER, cluster_verdict, clusters_for, compiled_cluster
 from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import kernel_attributes
-from ..cuda.launch_checks import NO_LIMITS, launch_limits
+from ..cuda.launch_checks import NO_LIMITS, launch_attributes, launch_limits
 from ..cuda.loading import library_image, load_verdict
 from ..cuda.object_profile import pick_profile
 from ..cuda.occupancy import LIMITERS, OVER_ATTRIBUTE_8, occupancy_limit
 from ..cuda.profile import PROFILES, DeviceProfile, load_profile
-from ..dsl.entries import EntrySpec
-from ..errors import BadInput
+from ..dsl.entries import TVM_FFI_ENTRIES, EntrySpec, loaders_for_devices
+from ..errors import BadInput, EmuError
 from ..run.session import run_object
 from ..support.model import Model, empty_list
 from .check_findings import cuda_error_label
 from .occupancy_map import legend, map_lines, wants_map
-from stub_models.enums import DeviceAttribute, FuncAttribute
+from stub_models.enums import DeviceAttribute, FuncAttribute, LaunchAttributeID
 
 DEFAULT_BLOCKS = tuple(range(32, 1025, 32))
 DEFAULT_SMEM = (0, 1024, 16384, 49152, 100000, 232448)
@@ -73,9 +74,10 @@ class KernelOccupancy(Model):
     unknown: list[str] = Field(default_factory=empty_list, description="attributes emu cannot know for this kernel "
                                "(no cubin for the device); the answers then rest on the profile's defaults")
     cluster: tuple[int, int, int] | None = Field(default=None, description="the cluster (x, y, z) the answers' "
-                                                 "`clusters` are for; null: none asked and none compiled in")
-    cluster_source: Literal["given", "compiled in"] | None = Field(
-        default=None, description="given: --cluster; compiled in: the kernel's compile-time cluster (attributes 11-13)")
+                                                 "`clusters` are for; null: none asked, compiled in or launched")
+    cluster_source: Literal["given", "compiled in", "launch"] | None = Field(
+        default=None, description="given: --cluster; compiled in: the kernel's compile-time cluster (attributes 11-13); "
+        "launch: the cluster the export's own launch asks for (its launch run as `trace` runs it, default arguments)")
     cluster_error: str | None = Field(default=None, description="the driver's error for this cluster on this kernel "
                                       "(number, name and why); the answers' clusters are then null")
     cluster_unknown: str | None = Field(default=None, description="why emu cannot answer cluster occupancy here (a "
@@ -148,9 +150,27 @@ def _export(path: str, image, export, several: bool, kernel: str | None, asked: 
                          export=export.name if several else None)
         states = {state.name: state for state in run.state.kernels}
         why = run.state.load_error or _loaders_failed(run)
-        kernels = [_kernel(name, states.get(name), facts, profile, asked, why) for name in wanted]
+        launched = launched_clusters(path, used, export, several) if asked[3] is None else {}
+        kernels = [_kernel(name, states.get(name), facts, profile, asked, why, launched.get(name)) for name in wanted]
     return ExportOccupancy(object=path, export=export.prefix, profile=used, profile_source=source,
                            measured=profile.measured, basis=basis(profile), kernels=kernels)
+
+
+def launched_clusters(path: str, profile: str, export, several: bool) -> dict[str, tuple[int, int, int]]:
+    """Kernel name -> the cluster the export's own launch asks for, run as `trace` runs it (default arguments);
+    nothing where that run stops before a launch the runtime accepts."""
+    entries = TVM_FFI_ENTRIES if export.ffi_name else loaders_for_devices(1) + [EntrySpec(name="launch")]
+    try:
+        run = run_object(path, RuntimeConfig(profile=profile, device_count=1), entries,
+                         export=export.name if several else None)
+    except EmuError:
+        return {}
+    found: dict[str, tuple[int, int, int]] = {}
+    for launch in run.state.launches:
+        cluster = launch_attributes(launch.attrs).get(LaunchAttributeID.CLUSTER_DIMENSION)
+        if cluster is not None:
+            found.setdefault(launch.kernel, tuple(cluster))
+    return found
 
 
 def basis(profile: DeviceProfile) -> str:
@@ -168,7 +188,8 @@ def _loaders_failed(run) -> str:
     return f"the loaders did not load it ({', '.join(failed) or 'no cudaLibraryGetKernel for it'})"
 
 
-def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple, why: str) -> KernelOccupancy:
+def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple, why: str,
+            launched: tuple[int, int, int] | None) -> KernelOccupancy:
     blocks, smem, carveout, cluster = asked
     attributes = state.devices.get("0") if state is not None else None
     if not attributes:
@@ -177,7 +198,7 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple,
     fact = facts.get(name, facts.get("*"))
     limits = launch_limits(fact.cubin) if fact is not None and fact.cubin is not None else NO_LIMITS
     barriers = limits.barriers
-    clustering = _cluster_fields(values, cluster, profile, limits)
+    clustering = _cluster_fields(values, cluster, profile, limits, launched)
     size = clustering.pop("size")
     loaded = kernel_attributes(fact, profile, profile.device_attributes, {}).values if fact is not None else {}
     device = profile.device_attributes
@@ -199,13 +220,16 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple,
         unknown=list(state.unknown), answers=answers, **clustering)
 
 
-def _cluster_fields(values: dict[int, int], cluster, profile: DeviceProfile, limits) -> dict:
-    """KernelOccupancy's cluster fields, and `size`: the cluster size the table answers for (None: no answers)."""
+def _cluster_fields(values: dict[int, int], cluster, profile: DeviceProfile, limits, launched=None) -> dict:
+    """KernelOccupancy's cluster fields, and `size`: the cluster size the table answers for (None: no answers).
+    The cluster: the one asked, else the compile-time one, else the one the export's launch asks for."""
     compiled = compiled_cluster(values)
-    if cluster is None and compiled is None:
+    source = "given" if cluster else "compiled in" if compiled else "launch" if launched else None
+    if source is None:
         return {"size": None}
+    cluster = cluster or (None if compiled else launched)
     result, size, why = cluster_verdict(values, cluster, profile, limits)
-    fields = {"size": size, "cluster": cluster or compiled, "cluster_source": "given" if cluster else "compiled in"}
+    fields = {"size": size, "cluster": cluster or compiled, "cluster_source": source}
     if result is None:
         fields["cluster_unknown"] = why
     elif why is not None and why != NO_CLUSTER:

@@ -86,12 +86,15 @@ def test_a_cluster_adds_max_active_clusters_to_every_answer():
         "the cells' blocks per SM: 0 -> 0, 1 -> 66, 3 -> 198\n" in out.out
     assert run_cli("occupancy", "--json", GEMM, "--block", "128", "--cluster", "2").json() == \
         emu.occupancy(GEMM, block_sizes=[128], cluster=(2,)).model_dump(mode="json")
+    [launched] = emu.occupancy(GEMM, block_sizes=[128, 256, 512], dynamic_smem=[0]).exports[0].kernels
+    assert (launched.cluster, launched.cluster_source) == ((2, 1, 1), "launch")       # its wrapper's cluster
+    assert [a.clusters for a in launched.answers] == [a.clusters for a in kernel.answers]
 
 
-def test_no_cluster_asked_and_none_compiled_in_adds_nothing():
-    [kernel] = emu.occupancy(GEMM, block_sizes=[128], dynamic_smem=[0]).exports[0].kernels
+def test_no_cluster_asked_compiled_in_or_launched_adds_nothing():
+    [kernel] = emu.occupancy(FA4_SM90, block_sizes=[128], dynamic_smem=[0]).exports[0].kernels
     assert (kernel.cluster, kernel.cluster_source, kernel.answers[0].clusters) == (None, None, None)
-    printed = run_cli("occupancy", GEMM, "--block", "128", "--smem", "0").out
+    printed = run_cli("occupancy", FA4_SM90, "--block", "128", "--smem", "0").out
     assert not [line for line in printed.splitlines() if line.startswith("    cluster ")]
 
 

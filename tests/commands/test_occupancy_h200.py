@@ -156,8 +156,9 @@ def _asked_cluster(fact: dict) -> tuple[int, int, int] | None:
 
 def _command_answer(kernel, answer) -> tuple[int, int | None]:
     """The command's cluster answer as the fact's (result, num_clusters): no cluster asked and none compiled in is
-    what the driver answers with 0 clusters (emu.cuda.cluster_occupancy.NO_CLUSTER)."""
-    if kernel.cluster is None:
+    what the driver answers with 0 clusters (emu.cuda.cluster_occupancy.NO_CLUSTER), whatever the export's launch
+    asks for (the command's default then)."""
+    if kernel.cluster is None or kernel.cluster_source == "launch":
         return 0, 0
     if kernel.cluster_error is not None:
         return int(kernel.cluster_error.split()[0]), None
@@ -195,3 +196,21 @@ def test_occupancy_reproduces_every_measured_cluster_answer(obj):
 def test_the_cluster_facts_cover_the_real_exports():
     assert sum(map(len, CLUSTER_OBJECTS.values())) == 418 and len(CLUSTER_OBJECTS) == 15     # 19 kernels x 22
     assert {"aarch64", "native"} <= {Path(obj).parent.name for obj in CLUSTER_TWINS}, sorted(CLUSTER_TWINS)
+    assert {"aarch64", "native"} <= {Path(obj).parent.name for obj in SAME_EXPORTS} and len(SAME_EXPORTS) >= 10
+
+
+# the same export built for another host (a twin by name too): the same launch; other twins share only the GPU binary
+SAME_EXPORTS = {obj: twin for obj, twin in CLUSTER_TWINS.items() if Path(obj).name == Path(twin).name}
+
+
+@pytest.mark.oracle(oracles.H200)
+@pytest.mark.parametrize("obj", sorted(CLUSTER_OBJECTS) + sorted(SAME_EXPORTS))
+def test_the_default_cluster_is_the_one_the_exports_launch_asked_for(obj):
+    """The probe's first cluster_occupancy line of a kernel is the configuration the export's own launch passed
+    (emu/probe/README.md): the command's default cluster is that launch's."""
+    launched = {}
+    for fact in CLUSTER_OBJECTS[CLUSTER_TWINS.get(obj, obj)]:
+        launched.setdefault(fact["kernel"], _asked_cluster(fact))
+    result = occupancy_object(str(ROOT / obj), block_sizes=[128], dynamic_smem=[0])
+    got = {k.kernel: (k.cluster, k.cluster_source) for export in result.exports for k in export.kernels}
+    assert got == {kernel: (cluster, "launch") for kernel, cluster in launched.items()}
