@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..cache.loaded import load_image
-from ..cuda.cluster_occupancy import NO_CLUSTER, cluster_verdict, clusters_for, compiled_cluster
+from ..cuda.cluster_occupancy import NO_CLUSTER, cluster_verdict, clusters_for, compiled_cluster, unmeasured
 from ..cuda.config import RuntimeConfig
 from ..cuda.kernel_attributes import kernel_attributes
 from ..cuda.launch_checks import NO_LIMITS, launch_attributes, launch_limits
@@ -211,6 +211,9 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple,
             answers.append(OccupancyAnswer(block_size=block, dynamic_smem=dynamic, blocks=count, limiter=limiter,
                                            active_warps=warps, occupancy_percent=round(100 * warps / sm_warps, 1),
                                            clusters=None if size is None else clusters_for(size, count, profile)))
+    gaps = sorted({a.blocks for a in answers if size is not None and a.clusters is None})
+    if gaps:
+        clustering["cluster_unknown"] = unmeasured(size, gaps) + " (those answers' clusters null)"
     attribute_8 = values[A.MAX_DYNAMIC_SHARED_SIZE_BYTES]
     return KernelOccupancy(
         kernel=name, registers=values[A.NUM_REGS], static_shared=values[A.SHARED_SIZE_BYTES], barriers=barriers,
@@ -259,12 +262,13 @@ def _cluster_line(kernel: KernelOccupancy) -> str:
     head = f"    cluster {'x'.join(map(str, kernel.cluster))} ({kernel.cluster_source}): max active clusters"
     if kernel.cluster_error is not None:
         return f"{head}: error {kernel.cluster_error}"
-    if kernel.cluster_unknown is not None:
+    if kernel.cluster_unknown is not None and all(a.clusters is None for a in kernel.answers):
         return f"{head} unknown: {kernel.cluster_unknown}"
     by_clusters: dict[int, list[int]] = {}
     for blocks, clusters in sorted({(a.blocks, a.clusters) for a in kernel.answers}):
         by_clusters.setdefault(clusters, []).append(blocks)      # past the cap, more blocks answer alike
-    cells = [f"{b[0]}{'' if len(b) == 1 else f' to {b[-1]}'} -> {clusters}" for clusters, b in by_clusters.items()]
+    cells = [f"{b[0]}{'' if len(b) == 1 else f' to {b[-1]}'} -> {'unknown' if clusters is None else clusters}"
+             for clusters, b in by_clusters.items()]
     return f"{head} (cudaOccupancyMaxActiveClusters) for the cells' blocks per SM: " + ", ".join(cells)
 
 

@@ -4,14 +4,17 @@ The answer depends on the cluster's size c (blocks in it, whatever its shape) an
 blocks per SM (`occupancy_limit`, the same inputs as cudaOccupancyMaxActiveBlocksPerMultiprocessor), and stops
 growing at the profile's cap (8 on the H200: a kernel with more answers as one with 8).  The numbers follow no
 per-GPC rounding we could find (the chip's GPC layout is not something CUDA reports), so the profile carries the
-measured table (`DeviceProfile.cluster_occupancy`, emu/probe/cluster_grid.cu's 8,394 answers) and emu answers
-unknown outside it: another profile, a cluster larger than the largest measured.  The rules around the table,
-each measured on the H200 (tests/data/facts/h200: cluster_grid/ and the probe's `cluster_occupancy` lines):
+measured table (`DeviceProfile.cluster_occupancy`, emu/probe/cluster_grid.cu's 8,779 answers in two runs) and emu
+answers unknown outside it: another profile, a cluster larger than the largest measured, a cell not measured.
+The rules around the table, each measured on the H200 (tests/data/facts/h200: cluster_grid/ and the probe's
+`cluster_occupancy` lines):
 - a kernel with a compile-time cluster (attributes 11-13) answers for its own cluster when the configuration has
   none, and cudaErrorInvalidClusterSize for any other cluster;
 - a kernel without one answers 0 clusters (success) when the configuration has no cluster attribute;
+- a grid the cluster does not divide: cudaErrorInvalidClusterSize (the command asks no grid, so never there);
 - a cluster over the portable size without NON_PORTABLE_CLUSTER_SIZE_ALLOWED (attribute 14):
-  cudaErrorInvalidClusterSize; with it every measured size answers, 17 (over the launchable 16) included;
+  cudaErrorInvalidClusterSize; with it every measured size answers, 17 and 18 (over the launchable 16) clusters,
+  19 to 33 none (the table's zeros: measured at 1, 2, 4 and 8 blocks per SM only, as 18; other cells unknown);
 - no block fitting (b = 0, dynamic shared memory over attribute 8 among the reasons): 0 clusters (success).
 """
 from __future__ import annotations
@@ -44,7 +47,8 @@ def _dims(values) -> str:
 
 
 def cluster_verdict(kernel: dict[int, int], cluster: tuple[int, int, int] | None, profile: DeviceProfile,
-                    limits: LaunchLimits = NO_LIMITS) -> tuple[CudaError | None, int | None, str | None]:
+                    limits: LaunchLimits = NO_LIMITS, grid: tuple[int, int, int] | None = None
+                    ) -> tuple[CudaError | None, int | None, str | None]:
     """What does not depend on the block size or shared memory: (SUCCESS, cluster size, None) when the table
     answers; (SUCCESS, None, NO_CLUSTER) for no cluster; (error, None, why); (None, None, why) where unknown."""
     table = profile.cluster_occupancy
@@ -62,6 +66,8 @@ def cluster_verdict(kernel: dict[int, int], cluster: tuple[int, int, int] | None
         return E.SUCCESS, None, NO_CLUSTER
     if min(cluster) < 1:
         return None, None, f"a zero cluster dimension {_dims(cluster)}: not measured"
+    if grid is not None and any(g % c for g, c in zip(grid, cluster)):
+        return E.INVALID_CLUSTER_SIZE, None, f"cluster {_dims(cluster)} does not divide grid {_dims(grid)}"
     size = prod(cluster)
     if not kernel.get(A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and size > profile.portable_cluster_size:
         return E.INVALID_CLUSTER_SIZE, None, (f"a cluster of {size} blocks over the portable cluster size "
@@ -74,8 +80,9 @@ def cluster_verdict(kernel: dict[int, int], cluster: tuple[int, int, int] | None
     return E.SUCCESS, size, None
 
 
-def clusters_for(size: int, blocks_per_sm: int, profile: DeviceProfile) -> int:
-    """The table's answer for a cluster of `size` blocks and a kernel of `blocks_per_sm` resident blocks per SM."""
+def clusters_for(size: int, blocks_per_sm: int, profile: DeviceProfile) -> int | None:
+    """The table's answer for a cluster of `size` blocks and a kernel of `blocks_per_sm` resident blocks per SM
+    (None: that cell was not measured)."""
     table = profile.cluster_occupancy
     if blocks_per_sm <= 0:
         return 0
@@ -84,10 +91,19 @@ def clusters_for(size: int, blocks_per_sm: int, profile: DeviceProfile) -> int:
 
 def max_active_clusters(kernel: dict[int, int], block_size: int, dynamic_smem: int,
                         cluster: tuple[int, int, int] | None, profile: DeviceProfile, device: dict[int, int],
-                        carveout: int | None = None, barriers: int = 0, limits: LaunchLimits = NO_LIMITS) -> ClusterAnswer:
-    """cudaOccupancyMaxActiveClusters for a 1D block of `block_size` threads: (result, clusters, why)."""
-    result, size, why = cluster_verdict(kernel, cluster, profile, limits)
+                        carveout: int | None = None, barriers: int = 0, limits: LaunchLimits = NO_LIMITS,
+                        grid: tuple[int, int, int] | None = None) -> ClusterAnswer:
+    """cudaOccupancyMaxActiveClusters for a 1D block of `block_size` threads (and the config's grid, where given):
+    (result, clusters, why)."""
+    result, size, why = cluster_verdict(kernel, cluster, profile, limits, grid)
     if size is None:
         return result, (0 if why == NO_CLUSTER else None), why
     blocks, _limiter = occupancy_limit(kernel, block_size, dynamic_smem, profile, device, carveout, barriers)
-    return E.SUCCESS, clusters_for(size, blocks, profile), None
+    clusters = clusters_for(size, blocks, profile)
+    if clusters is None:
+        return None, None, unmeasured(size, [blocks])
+    return E.SUCCESS, clusters, None
+
+
+def unmeasured(size: int, blocks_per_sm: list[int]) -> str:
+    return f"a cluster of {size} blocks at {', '.join(map(str, blocks_per_sm))} blocks per SM: not measured"

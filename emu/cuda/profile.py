@@ -23,8 +23,9 @@ class ClusterOccupancyTable(BaseModel):
 
     blocks_per_sm_cap: int = Field(description="resident blocks per SM from which the answers no longer grow: a "
                                    "kernel with more answers as one with this many")
-    clusters: dict[int, list[int]] = Field(description="cluster size (blocks in a cluster) -> the answer for a kernel "
-                                           "of 1, 2, ... blocks_per_sm_cap resident blocks per SM")
+    clusters: dict[int, list[int | None]] = Field(description="cluster size (blocks in a cluster) -> the answer for a "
+                                                  "kernel of 1, 2, ... blocks_per_sm_cap resident blocks per SM (null: "
+                                                  "not measured)")
     source: str = Field(description="the measurement the table was read from")
 
 PROFILES = ("h200", "a100", "b200")

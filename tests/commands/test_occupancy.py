@@ -126,6 +126,13 @@ def test_a_cluster_the_driver_refuses_is_its_error():
     assert refused == "912 INVALID_CLUSTER_SIZE: cluster (2,1,1) is not the kernel's compiled-in cluster (4,2,1)"
 
 
+def test_a_cell_the_h200_was_not_measured_at_is_unknown_there_only():
+    [kernel] = emu.occupancy(GEMM, block_sizes=[128], dynamic_smem=[0, 100000, 232448], cluster=[18]).exports[0].kernels
+    assert [(a.blocks, a.clusters) for a in kernel.answers] == [(3, None), (2, 4), (1, 2)]
+    assert kernel.cluster_unknown == "a cluster of 18 blocks at 3 blocks per SM: not measured (those answers' clusters null)"
+    assert "blocks per SM: 1 -> 2, 2 -> 4, 3 -> unknown\n" in run_cli("occupancy", GEMM, "--block", "128", "--cluster", "18").out
+
+
 def test_a_bad_cluster_is_bad_input():
     for argv in (["--cluster", "0"], ["--cluster", "1,1,1,1"], ["--cluster", "2,x"]):
         bad = run_cli("occupancy", GEMM, "--block", "128", *argv)

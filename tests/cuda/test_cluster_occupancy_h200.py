@@ -1,6 +1,6 @@
 """cudaOccupancyMaxActiveClusters against the H200: every answer of emu/probe/cluster_grid.cu
-(tests/data/facts/h200/cluster_grid/, 8,394 lines) reproduced by emu.cuda.cluster_occupancy, with the blocks per SM
-of the grid's kernel from emu's own occupancy model; the probe's `cluster_occupancy` lines (544, real exports and
+(tests/data/facts/h200/cluster_grid/: the default run's 8,394 lines and the `extra` run's 385) reproduced by
+emu.cuda.cluster_occupancy, with the blocks per SM of the grid's kernels from emu's own occupancy model; the probe's `cluster_occupancy` lines (544, real exports and
 toys) through tests/oracles/h200_facts.py; the builder's refusals of a grid that makes no table."""
 from __future__ import annotations
 
@@ -20,63 +20,75 @@ from tests.oracles.h200_facts import compare, fact_files
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GRID = ROOT / "tests" / "data" / "facts" / "h200" / "cluster_grid" / "cluster_grid.jsonl.gz"
+EXTRA = GRID.with_name("cluster_grid_extra.jsonl.gz")
 H200 = load_profile("h200")
 A = FuncAttribute
 D = DeviceAttribute
 
 
-def grid_lines() -> list[str]:
-    return gzip.decompress(GRID.read_bytes()).decode().splitlines()
+def grid_lines(path: Path = GRID) -> list[str]:
+    return gzip.decompress(path.read_bytes()).decode().splitlines()
+
+
+def both_runs() -> list[str]:
+    return grid_lines(GRID) + grid_lines(EXTRA)
 
 
 def grid_kernel(record: dict, nonportable: int = 0) -> dict[int, int]:
-    """The grid's kernel as cluster_grid.cu leaves it: its registers and static shared memory (the `kernel` line),
-    attribute 8 set to 232448, attribute 14 as the line says, the rest as loaded (no compile-time cluster)."""
-    return {A.MAX_THREADS_PER_BLOCK: 1024, A.SHARED_SIZE_BYTES: record["static_smem"], A.NUM_REGS: record["num_regs"],
-            A.MAX_DYNAMIC_SHARED_SIZE_BYTES: 232448, A.PREFERRED_SHARED_MEMORY_CARVEOUT: -1,
+    """A kernel of the grid as cluster_grid.cu leaves it: its registers and static shared memory (its `kernel`
+    line), attribute 8 set to 232448 (grid_kernel; heavy_kernel's default is no less than the 0 bytes it is asked
+    with), attribute 14 as the line says, the rest as loaded (no compile-time cluster)."""
+    return {A.MAX_THREADS_PER_BLOCK: record.get("max_threads", 1024), A.SHARED_SIZE_BYTES: record["static_smem"],
+            A.NUM_REGS: record["num_regs"], A.MAX_DYNAMIC_SHARED_SIZE_BYTES: 232448, A.PREFERRED_SHARED_MEMORY_CARVEOUT: -1,
             A.CLUSTER_SIZE_MUST_BE_SET: 0, A.REQUIRED_CLUSTER_WIDTH: 0, A.REQUIRED_CLUSTER_HEIGHT: 0,
             A.REQUIRED_CLUSTER_DEPTH: 0, A.NON_PORTABLE_CLUSTER_SIZE_ALLOWED: nonportable}
 
 
-BARRIERS = 1          # grid_kernel's __syncthreads: barrier 0
+BARRIERS = {"grid_kernel": 1, "heavy_kernel": 0}         # grid_kernel's __syncthreads: barrier 0; heavy_kernel none
 
 
 @pytest.mark.oracle(oracles.H200)
-def test_every_cluster_grid_line_is_reproduced():
-    records = [json.loads(line) for line in grid_lines()]
-    (kernel,) = [r for r in records if r["kind"] == "kernel"]
+@pytest.mark.parametrize("path, lines", [(GRID, 8394), (EXTRA, 385)], ids=["default", "extra"])
+def test_every_cluster_grid_line_is_reproduced(path, lines):
+    records = [json.loads(line) for line in grid_lines(path)]
+    kernels = {r.get("kernel", "grid_kernel"): r for r in records if r["kind"] == "kernel"}
+    kernels.setdefault("grid_kernel", {"num_regs": 10, "static_smem": 0})     # the default run's kernel line (checked there)
+    assert kernels["grid_kernel"]["num_regs"] == 10 and kernels["heavy_kernel" if path == EXTRA else "grid_kernel"]
     wrong, compared = [], 0
-    assert (kernel["sms"], kernel["smem_per_sm"]) == (H200.device_attributes[D.MULTIPROCESSOR_COUNT],
-                                                      H200.device_attributes[D.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR])
-    compared += 1
     for r in records:
-        if r["kind"] == "occupancy":
-            blocks, _ = occupancy_limit(grid_kernel(kernel), r["block_size"], r["dynamic_smem"], H200,
-                                        H200.device_attributes, barriers=BARRIERS)
+        name = r.get("kernel", "grid_kernel")
+        if r["kind"] == "kernel":
+            got = measured = None
+            if "sms" in r:
+                got = (H200.device_attributes[D.MULTIPROCESSOR_COUNT],
+                       H200.device_attributes[D.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR])
+                measured = (r["sms"], r["smem_per_sm"])
+        elif r["kind"] == "occupancy":
+            blocks, _ = occupancy_limit(grid_kernel(kernels[name]), r["block_size"], r["dynamic_smem"], H200,
+                                        H200.device_attributes, barriers=BARRIERS[name])
             got, measured = (0, blocks), (r["result"], r["num_blocks"])
-        elif r["kind"] == "cluster":
-            result, clusters, _why = max_active_clusters(grid_kernel(kernel, r["nonportable"]), r["block_size"],
-                                                         r["dynamic_smem"], tuple(r["cluster"]), H200,
-                                                         H200.device_attributes, barriers=BARRIERS)
-            got, measured = (result, -1 if clusters is None else clusters), (r["result"], r["num_clusters"])
         else:
-            continue
+            result, clusters, _why = max_active_clusters(grid_kernel(kernels[name], r["nonportable"]), r["block_size"],
+                                                         r["dynamic_smem"], tuple(r["cluster"]), H200,
+                                                         H200.device_attributes, barriers=BARRIERS[name],
+                                                         grid=tuple(r.get("grid", r["cluster"])))
+            got, measured = (result, -1 if clusters is None else clusters), (r["result"], r["num_clusters"])
         compared += 1
         if got != measured:
             wrong.append((r, got))
-    assert (compared, wrong[:10]) == (8394, [])
-    assert len(records) == 8394
+    assert (compared, wrong[:10]) == (lines, [])
 
 
 def test_the_profiles_table_is_the_grids():
-    table = cluster_table(grid_lines(), "grid")
+    table = cluster_table(both_runs(), "grid")
     assert table["blocks_per_sm_cap"] == H200.cluster_occupancy.blocks_per_sm_cap == 8
     assert table["clusters"] == H200.cluster_occupancy.clusters
-    assert sorted(table["clusters"]) == list(range(1, 18))
+    assert sorted(table["clusters"]) == list(range(1, 34))
+    assert [s for s, row in table["clusters"].items() if None in row] == list(range(18, 34))   # measured at b 1, 2, 4, 8
 
 
 def _edited(edit) -> list[str]:
-    records = [json.loads(line) for line in grid_lines()]
+    records = [json.loads(line) for line in both_runs()]
     return [json.dumps(r) for r in edit(records)]
 
 
@@ -90,8 +102,10 @@ def test_the_builder_refuses_a_cell_with_two_answers():
 
 def test_the_builder_refuses_a_grid_that_never_shows_the_cap():
     def few_blocks(records):      # only kernels of up to 8 blocks per SM: whether 8 is the cap is not seen
-        small = {(r["block_size"], r["dynamic_smem"]) for r in records if r["kind"] == "occupancy" and r["num_blocks"] <= 8}
-        return [r for r in records if r["kind"] == "kernel" or (r["block_size"], r["dynamic_smem"]) in small]
+        def key(r):
+            return r.get("kernel", "grid_kernel"), r["block_size"], r["dynamic_smem"]
+        small = {key(r) for r in records if r["kind"] == "occupancy" and r["num_blocks"] <= 8}
+        return [r for r in records if r["kind"] == "kernel" or key(r) in small]
     with pytest.raises(GridError, match="cap"):
         cluster_table(_edited(few_blocks), "grid")
 
@@ -99,7 +113,7 @@ def test_the_builder_refuses_a_grid_that_never_shows_the_cap():
 def test_the_builder_refuses_a_missing_cell():
     def no_three(records):        # every shape of 3 blocks (3x1x1, 1x3x1) left out
         return [r for r in records if r["kind"] != "cluster" or r["cluster"][0] * r["cluster"][1] * r["cluster"][2] != 3]
-    with pytest.raises(GridError, match=r"\(3, 1\) not measured"):
+    with pytest.raises(GridError, match=r"cluster size 3 not measured"):
         cluster_table(_edited(no_three), "grid")
 
 
@@ -132,7 +146,17 @@ def test_unmeasured_profiles_answer_unknown(name):
         None, None, f"the {name} profile has no measured cluster occupancy (not modelled)")
 
 
-def test_a_cluster_beyond_the_table_is_unknown():
+def test_a_cluster_beyond_the_table_or_a_cell_not_measured_is_unknown():
     kernel = grid_kernel({"static_smem": 0, "num_regs": 10}, nonportable=1)
-    result, clusters, why = max_active_clusters(kernel, 128, 0, (18, 1, 1), H200, H200.device_attributes)
-    assert (result, clusters) == (None, None) and "measured only up to 17" in why
+    result, clusters, why = max_active_clusters(kernel, 128, 0, (34, 1, 1), H200, H200.device_attributes)
+    assert (result, clusters) == (None, None) and "measured only up to 33" in why
+    assert max_active_clusters(kernel, 128, 0, (18, 1, 1), H200, H200.device_attributes) == (0, 16, None)  # 16 blocks/SM
+    three = 233472 // 3 - 1024 - 100           # 3 blocks per SM
+    assert max_active_clusters(kernel, 128, three, (18, 1, 1), H200, H200.device_attributes) == (
+        None, None, "a cluster of 18 blocks at 3 blocks per SM: not measured")
+
+
+def test_a_grid_the_cluster_does_not_divide_is_refused():
+    kernel = grid_kernel({"static_smem": 0, "num_regs": 10}, nonportable=1)
+    assert max_active_clusters(kernel, 128, 0, (2, 1, 1), H200, H200.device_attributes, grid=(3, 1, 1)) == (
+        CudaError.INVALID_CLUSTER_SIZE, None, "cluster (2,1,1) does not divide grid (3,1,1)")

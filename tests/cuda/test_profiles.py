@@ -20,8 +20,11 @@ H200 = load_profile("h200")
 def test_h200_json_is_what_the_builder_makes_of_the_facts():
     facts = ROOT / "tests" / "data" / "facts" / "h200-probe.jsonl"
     built = build("h200", facts.read_text().splitlines(), "tests/data/facts/h200-probe.jsonl")
-    grid = "tests/data/facts/h200/cluster_grid/cluster_grid.jsonl.gz"
-    built["cluster_occupancy"] = cluster_table(gzip.decompress((ROOT / grid).read_bytes()).decode().splitlines(), grid)
+    grids = ["tests/data/facts/h200/cluster_grid/cluster_grid.jsonl.gz",
+             "tests/data/facts/h200/cluster_grid/cluster_grid_extra.jsonl.gz"]
+    built["cluster_occupancy"] = cluster_table([line for grid in grids for line in
+                                                gzip.decompress((ROOT / grid).read_bytes()).decode().splitlines()],
+                                               ", ".join(grids))
     committed = json.loads((ROOT / "emu" / "cuda" / "profiles" / "h200.json").read_text())
     assert json.loads(json.dumps(built)) == committed
 

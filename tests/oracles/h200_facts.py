@@ -90,7 +90,7 @@ def model_answer(fact: dict):
         cluster = next((tuple(a["value"]) for a in config["attrs"] if a["id"] == 4), None)
         result, clusters, _why = max_active_clusters(attributes, config["block"][0], config["dynamic_smem"], cluster,
                                                      H200, H200.device_attributes, barriers=kernel_limits.barriers,
-                                                     limits=kernel_limits)
+                                                     limits=kernel_limits, grid=tuple(config["grid"]))
         return (None if result is None else int(result), clusters)
     if fact["kind"] == "setter":
         runtime = CudaRuntime(RuntimeConfig(), [])

@@ -1,7 +1,8 @@
 """Build a device profile from probe facts (contract 3: JSON lines under tests/data/facts/<device>/).
 
     python -m emu.cuda.profiles.build h200 tests/data/facts/h200-probe.jsonl \
-        --cluster-grid tests/data/facts/h200/cluster_grid/cluster_grid.jsonl.gz > emu/cuda/profiles/h200.json
+        --cluster-grid tests/data/facts/h200/cluster_grid/cluster_grid.jsonl.gz \
+        --cluster-grid tests/data/facts/h200/cluster_grid/cluster_grid_extra.jsonl.gz > emu/cuda/profiles/h200.json
 
 What it reads:
 - the `device` line of device 0: name, every cudaDeviceAttr value;
@@ -12,7 +13,7 @@ What it reads:
 The per-SM allocation rules are not attributes the driver reports; they come from `rules`, the
 CUDA C++ Programming Guide's compute-capability table for the device's architecture, and are
 checked against the occupancy facts by tests/cuda/test_h200_facts.py.
-`--cluster-grid` reads emu/probe/cluster_grid.cu's output into `cluster_occupancy` (`cluster_table`): the
+`--cluster-grid` (each file of) reads emu/probe/cluster_grid.cu's output into `cluster_occupancy` (`cluster_table`): the
 measured cudaOccupancyMaxActiveClusters per cluster size and resident blocks per SM.
 The first probe's output (../shared/facts/h200-probe.jsonl, one object a line without `kind`)
 is read too, so that the profile can be rebuilt from it.
@@ -86,35 +87,39 @@ class GridError(ValueError):
 
 
 def cluster_table(lines: list[str], source: str) -> dict:
-    """cluster_grid.cu's lines as {blocks_per_sm_cap, clusters: {size: [answer for 1..cap blocks per SM]}, source}.
+    """cluster_grid.cu's lines (default and `extra` runs) as {blocks_per_sm_cap, clusters: {size: [answer for 1..cap
+    blocks per SM, null where not measured]}, source}.
 
-    A kernel's resident blocks per SM (b) is its `occupancy` line's answer; each `cluster` line with attribute 14 set
-    (every size answered) gives the cell (size, b). Every cell must hold one answer whatever the shape, block size
-    and shared memory; the cap is the least b from which no size's answer grows (b over it must have been measured,
-    so that the cap is seen, not assumed)."""
+    A kernel's resident blocks per SM (b) is its `occupancy` line's answer (lines without `kernel`: grid_kernel);
+    each `cluster` line with attribute 14 set (every size answered) whose grid the cluster divides gives the cell
+    (size, b). Every cell must hold one answer whatever the kernel, shape, block size and shared memory; the cap is
+    the least b from which no size's answer grows (b over it must have been measured, so that the cap is seen, not
+    assumed); every size from 1 to the largest measured must have been measured at b = 1."""
     records = [json.loads(line) for line in lines if line.strip()]
-    blocks = {(r["block_size"], r["dynamic_smem"]): r["num_blocks"] for r in records if r["kind"] == "occupancy"}
+    blocks = {(r.get("kernel", "grid_kernel"), r["block_size"], r["dynamic_smem"]): r["num_blocks"]
+              for r in records if r["kind"] == "occupancy"}
     cells: dict[tuple[int, int], set[int]] = {}
     for r in records:
-        if r["kind"] != "cluster" or not r["nonportable"]:
+        if r["kind"] != "cluster" or not r["nonportable"] or any(g % c for g, c in zip(r.get("grid", r["cluster"]), r["cluster"])):
             continue
         if r["result"] != 0:
             raise GridError(f"{source}: cluster {r['cluster']} answered error {r['result']} with attribute 14 set")
         size = r["cluster"][0] * r["cluster"][1] * r["cluster"][2]
-        cells.setdefault((size, blocks[r["block_size"], r["dynamic_smem"]]), set()).add(r["num_clusters"])
+        b = blocks[r.get("kernel", "grid_kernel"), r["block_size"], r["dynamic_smem"]]
+        cells.setdefault((size, b), set()).add(r["num_clusters"])
     several = sorted(cell for cell, answers in cells.items() if len(answers) > 1)
     if several:
         raise GridError(f"{source}: cluster size and blocks per SM {several[0]} answered {sorted(cells[several[0]])}")
     answer = {cell: answers.pop() for cell, answers in cells.items()}
     sizes = sorted({size for size, _b in answer})
     measured = sorted({b for _size, b in answer if b > 0})
-    cap = next(k for k in measured if all(answer.get((s, b), answer[s, k]) == answer[s, k]
+    cap = next(k for k in measured if all(answer.get((s, b), answer.get((s, k))) == answer.get((s, k))
                                           for s in sizes for b in measured if b >= k))
-    missing = [(s, b) for s in range(1, sizes[-1] + 1) for b in range(1, cap + 1) if (s, b) not in answer]
+    missing = [s for s in range(1, sizes[-1] + 1) if (s, 1) not in answer]
     if cap == measured[-1] or missing:
-        raise GridError(f"{source}: " + (f"cluster size and blocks per SM {missing[0]} not measured" if missing
+        raise GridError(f"{source}: " + (f"cluster size {missing[0]} not measured" if missing
                                          else "no kernel with more blocks per SM than the cap was measured"))
-    return {"blocks_per_sm_cap": cap, "clusters": {s: [answer[s, b] for b in range(1, cap + 1)] for s in sizes},
+    return {"blocks_per_sm_cap": cap, "clusters": {s: [answer.get((s, b)) for b in range(1, cap + 1)] for s in sizes},
             "source": f"{source}: cudaOccupancyMaxActiveClusters on the device (emu/probe/cluster_grid.cu)"}
 
 
@@ -125,15 +130,16 @@ def _text(path: str) -> str:
 
 
 def main(argv: list[str]) -> None:
-    grid = None
-    if "--cluster-grid" in argv:
+    grids = []
+    while "--cluster-grid" in argv:
         at = argv.index("--cluster-grid")
-        grid, argv = argv[at + 1], argv[:at] + argv[at + 2:]
+        grids, argv = grids + [argv[at + 1]], argv[:at] + argv[at + 2:]
     name, paths = argv[0], argv[1:]
     lines = [line for path in paths for line in _text(path).splitlines()]
     profile = build(name, lines, ", ".join(paths))
-    if grid is not None:
-        profile["cluster_occupancy"] = cluster_table(_text(grid).splitlines(), grid)
+    if grids:
+        profile["cluster_occupancy"] = cluster_table([line for grid in grids for line in _text(grid).splitlines()],
+                                                     ", ".join(grids))
     json.dump(profile, sys.stdout, indent=1, sort_keys=True)
     print()
 
