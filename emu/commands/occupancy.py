@@ -11,7 +11,7 @@ that profile's device cannot load gets the driver's reason and no numbers.
 With a cluster (`--cluster`, else the kernel's compile-time one, else the one the export's own launch asks for:
 its launch run as `trace` runs it) every answer also carries
 `cudaOccupancyMaxActiveClusters` (emu.cuda.cluster_occupancy: the profile's measured table; unknown where the
-profile has none or the cluster is beyond it).
+profile has none, the cluster is beyond it or the cell was not measured).
 """
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ class KernelOccupancy(Model):
     cluster_error: str | None = Field(default=None, description="the driver's error for this cluster on this kernel "
                                       "(number, name and why); the answers' clusters are then null")
     cluster_unknown: str | None = Field(default=None, description="why emu cannot answer cluster occupancy here (a "
-                                        "profile without a measured table, a cluster beyond the measured sizes)")
+                                        "profile without a measured table, a cluster beyond the measured sizes), or "
+                                        "for some answers (the blocks per SM the table was not measured at)")
     answers: list[OccupancyAnswer] = Field(default_factory=empty_list, description="one per block size x dynamic "
                                            "shared memory, block sizes first")
 
@@ -105,7 +106,8 @@ class OccupancyResult(Model):
 def occupancy_object(path: str, kernel: str | None = None, block_sizes=None, dynamic_smem=None,
                      carveout: int | None = None, profile: str | None = None, cluster=None) -> OccupancyResult:
     """The occupancy of every kernel (or the one named `kernel`) of every export of the object at `path`;
-    `cluster` (x[, y[, z]]) asks cudaOccupancyMaxActiveClusters for that cluster (default: the compile-time one)."""
+    `cluster` (x[, y[, z]]) asks cudaOccupancyMaxActiveClusters for that cluster (default: the compile-time one, else
+    the one the export's launch asks for)."""
     blocks = _checked(DEFAULT_BLOCKS if block_sizes is None else block_sizes, "block size", 1, MAX_BLOCK)
     smem = _checked(DEFAULT_SMEM if dynamic_smem is None else dynamic_smem, "dynamic shared memory", 0, 1 << 31)
     if cluster is not None:
@@ -264,11 +266,14 @@ def _cluster_line(kernel: KernelOccupancy) -> str:
         return f"{head}: error {kernel.cluster_error}"
     if kernel.cluster_unknown is not None and all(a.clusters is None for a in kernel.answers):
         return f"{head} unknown: {kernel.cluster_unknown}"
-    by_clusters: dict[int, list[int]] = {}
+    runs: list[tuple[int | None, list[int]]] = []           # neighbouring counts that answer alike (past the cap)
     for blocks, clusters in sorted({(a.blocks, a.clusters) for a in kernel.answers}):
-        by_clusters.setdefault(clusters, []).append(blocks)      # past the cap, more blocks answer alike
+        if runs and runs[-1][0] == clusters:
+            runs[-1][1].append(blocks)
+        else:
+            runs.append((clusters, [blocks]))
     cells = [f"{b[0]}{'' if len(b) == 1 else f' to {b[-1]}'} -> {'unknown' if clusters is None else clusters}"
-             for clusters, b in by_clusters.items()]
+             for clusters, b in runs]
     return f"{head} (cudaOccupancyMaxActiveClusters) for the cells' blocks per SM: " + ", ".join(cells)
 
 

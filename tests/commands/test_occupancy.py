@@ -131,6 +131,8 @@ def test_a_cell_the_h200_was_not_measured_at_is_unknown_there_only():
     assert [(a.blocks, a.clusters) for a in kernel.answers] == [(3, None), (2, 4), (1, 2)]
     assert kernel.cluster_unknown == "a cluster of 18 blocks at 3 blocks per SM: not measured (those answers' clusters null)"
     assert "blocks per SM: 1 -> 2, 2 -> 4, 3 -> unknown\n" in run_cli("occupancy", GEMM, "--block", "128", "--cluster", "18").out
+    nineteen = run_cli("occupancy", GEMM, "--block", "128,384", "--smem", "0,100000,232448", "--cluster", "19").out
+    assert "blocks per SM: 1 to 2 -> 0, 3 -> unknown\n" in nineteen      # a range only over neighbouring counts
 
 
 def test_a_bad_cluster_is_bad_input():
