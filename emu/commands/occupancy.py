@@ -23,7 +23,7 @@ from pydantic import Field
 from ..cache.loaded import load_image
 from ..cuda.cluster_occupancy import NO_CLUSTER, cluster_verdict, clusters_for, compiled_cluster, unmeasured
 from ..cuda.config import RuntimeConfig
-from ..cuda.kernel_attributes import kernel_attributes
+from ..cuda.kernel_attributes import CLUSTER_DERIVED, kernel_attributes
 from ..cuda.launch_checks import NO_LIMITS, launch_attributes, launch_limits
 from ..cuda.loading import library_image, load_verdict
 from ..cuda.object_profile import pick_profile
@@ -200,7 +200,8 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple,
     fact = facts.get(name, facts.get("*"))
     limits = launch_limits(fact.cubin) if fact is not None and fact.cubin is not None else NO_LIMITS
     barriers = limits.barriers
-    clustering = _cluster_fields(values, cluster, profile, limits, launched)
+    clustering = _cluster_fields(values, cluster, profile, limits, launched,
+                                 frozenset(int(A[attribute]) for attribute in state.unknown))
     size = clustering.pop("size")
     loaded = kernel_attributes(fact, profile, profile.device_attributes, {}).values if fact is not None else {}
     device = profile.device_attributes
@@ -225,15 +226,19 @@ def _kernel(name: str, state, facts: dict, profile: DeviceProfile, asked: tuple,
         unknown=list(state.unknown), answers=answers, **clustering)
 
 
-def _cluster_fields(values: dict[int, int], cluster, profile: DeviceProfile, limits, launched=None) -> dict:
+def _cluster_fields(values: dict[int, int], cluster, profile: DeviceProfile, limits, launched=None,
+                    unknown: frozenset[int] = frozenset()) -> dict:
     """KernelOccupancy's cluster fields, and `size`: the cluster size the table answers for (None: no answers).
-    The cluster: the one asked, else the compile-time one, else the one the export's launch asks for."""
+    The cluster: the one asked, else the compile-time one, else the one the export's launch asks for (`unknown`:
+    the kernel's attributes emu does not know; an unknown compile-time cluster leaves the answer unknown)."""
     compiled = compiled_cluster(values)
     source = "given" if cluster else "compiled in" if compiled else "launch" if launched else None
     if source is None:
+        if unknown & CLUSTER_DERIVED:        # a compile-time cluster emu cannot see may be there
+            return {"size": None, "cluster_unknown": cluster_verdict(values, None, profile, limits, unknown=unknown)[2]}
         return {"size": None}
     cluster = cluster or (None if compiled else launched)
-    result, size, why = cluster_verdict(values, cluster, profile, limits)
+    result, size, why = cluster_verdict(values, cluster, profile, limits, unknown=unknown)
     fields = {"size": size, "cluster": cluster or compiled, "cluster_source": source}
     if result is None:
         fields["cluster_unknown"] = why
@@ -289,6 +294,8 @@ def _kernel_lines(kernel: KernelOccupancy) -> list[str]:
         lines.append(f"    unknown (profile defaults used): {', '.join(kernel.unknown)}")
     if kernel.cluster is not None:
         lines.append(_cluster_line(kernel))
+    elif kernel.cluster_unknown is not None:
+        lines.append(f"    cluster: max active clusters unknown: {kernel.cluster_unknown}")
     if wants_map(len({a.block_size for a in kernel.answers})):
         return lines + map_lines(kernel.answers, CODES)
     smem = sorted({a.dynamic_smem for a in kernel.answers})

@@ -23,6 +23,7 @@ from math import prod
 
 from stub_models.enums import CudaError, FuncAttribute
 
+from .kernel_attributes import CLUSTER_DERIVED
 from .launch_checks import NO_LIMITS, LaunchLimits
 from .occupancy import occupancy_limit
 from .profile import DeviceProfile
@@ -47,13 +48,17 @@ def _dims(values) -> str:
 
 
 def cluster_verdict(kernel: dict[int, int], cluster: tuple[int, int, int] | None, profile: DeviceProfile,
-                    limits: LaunchLimits = NO_LIMITS, grid: tuple[int, int, int] | None = None
-                    ) -> tuple[CudaError | None, int | None, str | None]:
+                    limits: LaunchLimits = NO_LIMITS, grid: tuple[int, int, int] | None = None,
+                    unknown: frozenset[int] = frozenset()) -> tuple[CudaError | None, int | None, str | None]:
     """What does not depend on the block size or shared memory: (SUCCESS, cluster size, None) when the table
-    answers; (SUCCESS, None, NO_CLUSTER) for no cluster; (error, None, why); (None, None, why) where unknown."""
+    answers; (SUCCESS, None, NO_CLUSTER) for no cluster; (error, None, why); (None, None, why) where unknown
+    (`unknown`: the kernel's attributes emu does not know, kernel_attributes)."""
     table = profile.cluster_occupancy
     if table is None:
         return None, None, f"the {profile.name} profile has no measured cluster occupancy (not modelled)"
+    if unknown & CLUSTER_DERIVED:
+        return None, None, ("the kernel's compile-time cluster (attributes 10-13) is not known: no cubin, its PTX is "
+                            "compiled by the driver")
     required = compiled_cluster(kernel)
     if required is not None:
         if cluster is not None and tuple(cluster) != required:
@@ -92,10 +97,10 @@ def clusters_for(size: int, blocks_per_sm: int, profile: DeviceProfile) -> int |
 def max_active_clusters(kernel: dict[int, int], block_size: int, dynamic_smem: int,
                         cluster: tuple[int, int, int] | None, profile: DeviceProfile, device: dict[int, int],
                         carveout: int | None = None, barriers: int = 0, limits: LaunchLimits = NO_LIMITS,
-                        grid: tuple[int, int, int] | None = None) -> ClusterAnswer:
+                        grid: tuple[int, int, int] | None = None, unknown: frozenset[int] = frozenset()) -> ClusterAnswer:
     """cudaOccupancyMaxActiveClusters for a 1D block of `block_size` threads (and the config's grid, where given):
     (result, clusters, why)."""
-    result, size, why = cluster_verdict(kernel, cluster, profile, limits, grid)
+    result, size, why = cluster_verdict(kernel, cluster, profile, limits, grid, unknown)
     if size is None:
         return result, (0 if why == NO_CLUSTER else None), why
     blocks, _limiter = occupancy_limit(kernel, block_size, dynamic_smem, profile, device, carveout, barriers)

@@ -52,13 +52,15 @@ def launch_feasibility(runtime: CudaRuntime, symbol: str, args: dict) -> list[di
     for profile_name in PROFILES:
         caveat = None
         if profile_name == runtime.profile.name:
-            error, reason = _on_run_profile(runtime, kernel, request)
+            error, reason, unknown = _on_run_profile(runtime, kernel, request)
         else:
-            error, reason = _on_profile(runtime, kernel, name, profile_name, request)
+            error, reason, unknown = _on_profile(runtime, kernel, name, profile_name, request)
             if kernel is None and error is not E.NO_KERNEL_IMAGE_FOR_DEVICE:
                 caveat = (f"the run's profile {runtime.profile.name} did not load the kernel, so what the loaders set "
                           f"on it is not known: judged with its attributes as loaded; run with --profile {profile_name} "
                           "for the loaders' own answer")
+        if unknown:
+            caveat = "; ".join(filter(None, (caveat, _unknown_caveat(unknown))))
         profile = load_profile(profile_name)
         verdicts.append(dict(profile=profile_name, device_name=profile.device_name, measured=profile.measured,
                              accepted=error is E.SUCCESS, error=int(error), error_name=_name(error), reason=reason,
@@ -81,17 +83,26 @@ def _name(error: CudaError) -> str:
     return "cudaSuccess" if error is E.SUCCESS else "cudaError" + error.name.title().replace("_", "")
 
 
-def _on_run_profile(runtime: CudaRuntime, kernel, request: LaunchRequest) -> tuple[CudaError, str | None]:
+def _unknown_caveat(unknown: frozenset[int]) -> str:
+    """A verdict that rests on attributes emu does not know (no cubin: PTX the driver compiles)."""
+    return ("judged with the profile's defaults for attributes emu does not know for this kernel (no cubin: PTX the "
+            f"driver compiles): {', '.join(A(a).name for a in sorted(unknown))}; the device's answer may differ")
+
+
+# (the launch's answer, why, the kernel's attributes emu does not know)
+Verdict = tuple[CudaError, str | None, frozenset[int]]
+
+
+def _on_run_profile(runtime: CudaRuntime, kernel, request: LaunchRequest) -> Verdict:
     if kernel is None:
         if runtime.load_error is not None:
-            return E.NO_KERNEL_IMAGE_FOR_DEVICE, runtime.load_error
-        return E.INVALID_DEVICE_FUNCTION, "the launched function is not a kernel the runtime loaded"
-    return explain_launch(request, kernel.attributes[runtime.current_device], runtime.profile,
-                          runtime.device_attributes, kernel.limits)
+            return E.NO_KERNEL_IMAGE_FOR_DEVICE, runtime.load_error, frozenset()
+        return E.INVALID_DEVICE_FUNCTION, "the launched function is not a kernel the runtime loaded", frozenset()
+    return (*explain_launch(request, kernel.attributes[runtime.current_device], runtime.profile,
+                            runtime.device_attributes, kernel.limits), kernel.unknown)
 
 
-def _on_profile(runtime: CudaRuntime, kernel, name: str | None, profile_name: str,
-                request: LaunchRequest) -> tuple[CudaError, str | None]:
+def _on_profile(runtime: CudaRuntime, kernel, name: str | None, profile_name: str, request: LaunchRequest) -> Verdict:
     """Judged once per GPU binary, profile, kernel, the loaders' changes and launch: every run of an object asks again."""
     changes = _changes(runtime, kernel) if kernel is not None else ()
     key = (profile_name, name, changes, request.grid, request.block, request.dynamic_smem,
@@ -120,18 +131,19 @@ def _changes(runtime: CudaRuntime, kernel) -> tuple[tuple[int, int, bool], ...]:
                  for attr in sorted(SETTABLE_FUNC_ATTRIBUTES) if attr in now and now[attr] != initial.get(attr))
 
 
-def _judge(binary, name: str | None, profile_name: str, changes, request: LaunchRequest) -> tuple[CudaError, str | None]:
+def _judge(binary, name: str | None, profile_name: str, changes, request: LaunchRequest) -> Verdict:
     other = CudaRuntime(_config(profile_name), [name] if name else [], binary)
     if other.load_error is not None:
-        return E.NO_KERNEL_IMAGE_FOR_DEVICE, other.load_error
+        return E.NO_KERNEL_IMAGE_FOR_DEVICE, other.load_error, frozenset()
     loaded = other.kernel_in(other.config.library_handle, name) if name else None
     if loaded is None:
-        return E.INVALID_DEVICE_FUNCTION, "the launched function is not a kernel of the export"
+        return E.INVALID_DEVICE_FUNCTION, "the launched function is not a kernel of the export", frozenset()
     for attr, value, at_largest in changes:
         if at_largest:                 # set from the queried opt-in limit: that device's largest value
             value = other.device_attributes.get(OPTIN, 0) - loaded.attributes[0][A.SHARED_SIZE_BYTES]
         error = other.set_attribute(loaded, attr, value, 0)
         if error is not E.SUCCESS:
             return error, (f"setting {A(attr).name} to {value}, as the loaders did on the run's device, fails there "
-                           f"({_name(error)}); the loaders would not reach the launch")
-    return explain_launch(request, loaded.attributes[0], other.profile, other.device_attributes, loaded.limits)
+                           f"({_name(error)}); the loaders would not reach the launch"), loaded.unknown
+    return (*explain_launch(request, loaded.attributes[0], other.profile, other.device_attributes, loaded.limits),
+            loaded.unknown)

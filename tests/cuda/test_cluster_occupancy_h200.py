@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from emu.commands.occupancy import _cluster_fields
 from emu.cuda.cluster_occupancy import max_active_clusters
+from emu.cuda.kernel_attributes import CLUSTER_DERIVED, kernel_attributes
+from emu.cuda.launch_checks import NO_LIMITS
+from emu.cuda.loading import decode_library, load_verdict
 from emu.cuda.occupancy import occupancy_limit
 from emu.cuda.profile import load_profile
 from emu.cuda.profiles.build import GridError, cluster_table
@@ -122,10 +126,10 @@ def cluster_rows() -> list[tuple[dict, object, object]]:
             if row[0]["kind"] == "cluster_occupancy"]
 
 
-# The PTX-only toy fatbin (compute_90): the driver compiles it at load, and emu, with no cubin, answers the kernels'
-# attributes with the profile's defaults (tests/cuda/test_model_against_h200_facts.py KNOWN_GAPS), compile-time
-# cluster (attributes 11-13) none among them, where the PTX's __cluster_dims__ gave 2x1x1 and 4x2x1: 17 of each
-# kernel's 21 lines in each of its two files answer as for a kernel without one.
+# The PTX-only toy fatbin (compute_90): the driver compiles it at load, and emu, with no cubin, does not know the
+# kernels' compile-time cluster (attributes 10-13, unknown with the other cubin-derived attributes; the PTX's
+# __cluster_dims__ gave 2x1x1 and 4x2x1): every one of its lines, 21 a kernel in each of its two files, is answered
+# unknown, never a number.
 PTX_TOYS = "tests/data/facts/h200/toys/sweep_kernels.compute_90.fatbin"
 
 
@@ -134,7 +138,8 @@ def test_every_cluster_occupancy_fact_is_reproduced():
     rows = cluster_rows()
     wrong = [(f["object"], f["kernel"][:40], f["config"], m, g) for f, m, g in rows if m != g]
     assert len(rows) == 544 and [w for w in wrong if w[0] != PTX_TOYS] == []
-    assert len(wrong) == 68 and sum(f["object"] != PTX_TOYS for f, _m, _g in rows) == 460
+    assert sum(f["object"] != PTX_TOYS for f, _m, _g in rows) == 460
+    assert len(wrong) == 84 and all(g == (None, None) for *_rest, g in wrong)       # the PTX toys': unknown
     assert {m[0] for _f, m, _g in rows} == {0, int(CudaError.INVALID_CLUSTER_SIZE)}
 
 
@@ -160,3 +165,19 @@ def test_a_grid_the_cluster_does_not_divide_is_refused():
     kernel = grid_kernel({"static_smem": 0, "num_regs": 10}, nonportable=1)
     assert max_active_clusters(kernel, 128, 0, (2, 1, 1), H200, H200.device_attributes, grid=(3, 1, 1)) == (
         CudaError.INVALID_CLUSTER_SIZE, None, "cluster (2,1,1) does not divide grid (3,1,1)")
+
+
+def test_a_kernel_without_a_cubin_gets_no_cluster_number():
+    """PTX the driver compiles (the compute_90 toy fatbin): its compile-time cluster is unknown, so is every
+    cudaOccupancyMaxActiveClusters answer, asked with a cluster or not; the command says so without being asked."""
+    error, facts = load_verdict(decode_library((ROOT / PTX_TOYS).read_bytes()), H200)
+    assert error is None and facts["*"].cubin is None
+    derived = kernel_attributes(facts["*"], H200, H200.device_attributes, {})
+    assert CLUSTER_DERIVED <= derived.unknown
+    for cluster in (None, (1, 1, 1), (2, 1, 1), (16, 1, 1)):
+        result, clusters, why = max_active_clusters(derived.values, 128, 0, cluster, H200, H200.device_attributes,
+                                                    unknown=derived.unknown)
+        assert (result, clusters) == (None, None) and "compile-time cluster" in why, cluster
+    fields = _cluster_fields(derived.values, None, H200, NO_LIMITS, None, derived.unknown)
+    assert fields["size"] is None and "compile-time cluster" in fields["cluster_unknown"]
+    assert _cluster_fields(derived.values, None, H200, NO_LIMITS, None) == {"size": None}   # a cubin's: nothing asked

@@ -134,3 +134,21 @@ def test_check_runs_no_launch_and_says_where_launch_feasibility_is():
     result = emu.check([str(DSL / "cluster_2x1x1.o")])
     assert "`python -m emu trace OBJECT`" in LAUNCH_NOTE and show_check(result, False)[-1] == LAUNCH_NOTE
     assert "launch_feasibility" not in result.model_dump_json()
+
+
+def test_a_verdict_on_a_kernel_without_a_cubin_says_what_it_rests_on():
+    """PTX the driver compiles (the probe's compute_90 toy fatbin): registers, sizes and the compile-time cluster
+    are the profile's defaults, so every verdict that reads them carries a caveat naming them; a cubin's carries
+    none."""
+    from emu.cuda.loading import decode_library
+    toys = ROOT / "tests/data/facts/h200/toys"
+    verdicts = {}
+    for target in ("compute_90", "sm_90a"):
+        runtime = CudaRuntime(RuntimeConfig(), ["toy_small"], decode_library((toys / f"sweep_kernels.{target}.fatbin").read_bytes()))
+        kernel = runtime.kernel_in(runtime.config.library_handle, "toy_small")
+        config = {"gridDim": [1, 1, 1], "blockDim": [128, 1, 1], "dynamicSmemBytes": 0, "attrs": []}
+        verdicts[target] = {v["profile"]: v for v in launch_feasibility(runtime, "_cudaLaunchKernelEx",
+                                                                        {"func": kernel.handle, "config": config})}
+    ptx = verdicts["compute_90"]["h200"]
+    assert ptx["accepted"] and "NUM_REGS" in ptx["caveat"] and "REQUIRED_CLUSTER_WIDTH" in ptx["caveat"]
+    assert verdicts["sm_90a"]["h200"]["accepted"] and verdicts["sm_90a"]["h200"]["caveat"] is None

@@ -15,9 +15,9 @@ FACTS = fact_files(Path(__file__).parent.parent / "data" / "facts" / "h200")
 KNOWN_GAPS = {
     # PTX JIT-compiled by the driver: registers and memory sizes exist only after compilation, so the
     # model answers with the profile's defaults and marks those attributes unknown; the compile-time cluster
-    # (attributes 11-13, answered 0) with them: 34 cudaOccupancyMaxActiveClusters answers in each compute_90 file
-    "toys.sweep_kernels.compute_90.fatbin.jsonl.gz": 1662 + 34,
-    "toys.sweep_kernels.compute_90.fatbin.eager.jsonl.gz": 1662 + 34,
+    # (attributes 10-13) with them, so each compute_90 file's 42 cudaOccupancyMaxActiveClusters answers are unknown
+    "toys.sweep_kernels.compute_90.fatbin.jsonl.gz": 1662 + 42,
+    "toys.sweep_kernels.compute_90.fatbin.eager.jsonl.gz": 1662 + 42,
     "toys.sweep_kernels.sm_80_ptx.fatbin.jsonl.gz": 1580,
     "toys.sweep_kernels.sm_80_ptx.fatbin.eager.jsonl.gz": 1580,
 }

@@ -44,17 +44,18 @@ def object_path(path: str) -> Path | None:
 
 
 @lru_cache(maxsize=None)
-def after_load(path: str) -> tuple[int, dict[str, dict[int, int]], dict[str, LaunchLimits]]:
-    """(the load path's first error, kernel name -> attributes on device 0, kernel name -> launch limits).
+def after_load(path: str) -> tuple[int, dict[str, dict[int, int]], dict[str, LaunchLimits], dict[str, frozenset[int]]]:
+    """(the load path's first error, kernel name -> attributes on device 0, kernel name -> launch limits, kernel
+    name -> the attributes the model does not know: a kernel without a cubin's).
 
     An export runs its header's load path, a TVM-FFI object its entry (whose first call loads the library); a bare
     fatbin (the probe's toys) is loaded as cudaLibraryLoadData loads it, each of its kernels then looked up."""
     found = object_path(path)
     if found.suffix == ".fatbin":
         error, facts = load_verdict(decode_library(found.read_bytes()), H200)
-        kernels = {} if error else {name: dict(kernel_attributes(fact, H200, H200.device_attributes, {}).values)
-                                    for name, fact in facts.items()}
-        return 0, kernels, {name: launch_limits(fact.cubin) for name, fact in facts.items()}
+        derived = {} if error else {name: kernel_attributes(fact, H200, H200.device_attributes, {}) for name, fact in facts.items()}
+        return (0, {name: dict(d.values) for name, d in derived.items()},
+                {name: launch_limits(fact.cubin) for name, fact in facts.items()}, {name: d.unknown for name, d in derived.items()})
     image, (export,) = load_image(str(found))
     if export.ffi_name:         # a TVM-FFI object: the lazy load its entry makes, which the probe's harness replays
         run = run_object(str(found), RuntimeConfig(**TRACE_RUNTIME), [EntrySpec(name="tvm_ffi")])
@@ -63,14 +64,15 @@ def after_load(path: str) -> tuple[int, dict[str, dict[int, int]], dict[str, Lau
         run = run_object(str(found), RuntimeConfig(), [EntrySpec(name="module_load")])
         first = next((e.returned for e in run.entries if e.returned), 0)
     kernels = {k.name: {int(FuncAttribute[n]): v for n, v in k.devices.get("0", {}).items()} for k in run.state.kernels}
+    unknown = {k.name: frozenset(int(FuncAttribute[n]) for n in k.unknown) for k in run.state.kernels}
     _error, facts = load_verdict(library_image(image, export.binary), H200)
     limits = {name: launch_limits(fact.cubin) for name, fact in facts.items()}
-    return first, kernels, limits
+    return first, kernels, limits, unknown
 
 
 def model_answer(fact: dict):
     """What the model answers for the fact's question, shaped like the fact's answer."""
-    loaded, kernels, limits = after_load(fact["object"])
+    loaded, kernels, limits, unknown = after_load(fact["object"])
     if fact["kind"] == "load":
         return loaded
     attributes = kernels.get(fact["kernel"], kernels.get("*"))   # "*": a PTX image's every kernel
@@ -90,7 +92,8 @@ def model_answer(fact: dict):
         cluster = next((tuple(a["value"]) for a in config["attrs"] if a["id"] == 4), None)
         result, clusters, _why = max_active_clusters(attributes, config["block"][0], config["dynamic_smem"], cluster,
                                                      H200, H200.device_attributes, barriers=kernel_limits.barriers,
-                                                     limits=kernel_limits, grid=tuple(config["grid"]))
+                                                     limits=kernel_limits, grid=tuple(config["grid"]),
+                                                     unknown=unknown.get(fact["kernel"], unknown.get("*", frozenset())))
         return (None if result is None else int(result), clusters)
     if fact["kind"] == "setter":
         runtime = CudaRuntime(RuntimeConfig(), [])
