@@ -23,7 +23,7 @@ from math import prod
 
 from stub_models.enums import CudaError, FuncAttribute
 
-from .kernel_attributes import CLUSTER_DERIVED
+from .kernel_attributes import CLUSTER_DERIVED, NO_CUBIN
 from .launch_checks import NO_LIMITS, LaunchLimits
 from .occupancy import occupancy_limit
 from .profile import DeviceProfile
@@ -57,8 +57,7 @@ def cluster_verdict(kernel: dict[int, int], cluster: tuple[int, int, int] | None
     if table is None:
         return None, None, f"the {profile.name} profile has no measured cluster occupancy (not modelled)"
     if unknown & CLUSTER_DERIVED:
-        return None, None, ("the kernel's compile-time cluster (attributes 10-13) is not known: no cubin, its PTX is "
-                            "compiled by the driver")
+        return None, None, f"the kernel's compile-time cluster (attributes 10-13) is not known ({NO_CUBIN})"
     required = compiled_cluster(kernel)
     if required is not None:
         if cluster is not None and tuple(cluster) != required:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from stub_models.enums import SETTABLE_FUNC_ATTRIBUTES, CudaError, DeviceAttribute, FuncAttribute
 
 from .config import RuntimeConfig
+from .kernel_attributes import NO_CUBIN
 from .launch_checks import LaunchRequest, explain_launch, launch_attributes
 from .profile import PROFILES, load_profile
 from .runtime import CudaRuntime
@@ -84,9 +85,9 @@ def _name(error: CudaError) -> str:
 
 
 def _unknown_caveat(unknown: frozenset[int]) -> str:
-    """A verdict that rests on attributes emu does not know (no cubin: PTX the driver compiles)."""
-    return ("judged with the profile's defaults for attributes emu does not know for this kernel (no cubin: PTX the "
-            f"driver compiles): {', '.join(A(a).name for a in sorted(unknown))}; the device's answer may differ")
+    """A verdict that rests on attributes emu does not know (kernel_attributes.NO_CUBIN)."""
+    return (f"judged with the profile's defaults for attributes emu does not know for this kernel ({NO_CUBIN}): "
+            f"{', '.join(A(a).name for a in sorted(unknown))}; the device's answer may differ")
 
 
 # (the launch's answer, why, the kernel's attributes emu does not know)

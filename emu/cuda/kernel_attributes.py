@@ -16,8 +16,8 @@ From the cubin (emu/gpu_binary/cubin.py) and the device profile:
 - PTX_VERSION / BINARY_VERSION: the virtual and real architecture numbers (90 for sm_90a).
 - REQUIRED_CLUSTER_*, CLUSTER_SIZE_MUST_BE_SET: `.reqnctapercluster` and `.explicitcluster`.
 - MAX_DYNAMIC_SHARED_SIZE_BYTES: CUDA's documented default, 48 KiB less static shared memory.
-A scenario's `kernel_attributes` overrides any of them.  Without a cubin (PTX the driver JIT-compiles) those
-from the cubin, the compile-time cluster among them, are the profile's defaults and marked unknown.
+A scenario's `kernel_attributes` overrides any of them.  Without a cubin emu can read (NO_CUBIN) those from the
+cubin, the compile-time cluster among them, are the profile's defaults and marked unknown.
 """
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ A = FuncAttribute
 D = DeviceAttribute
 WARP = 32
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+# Why a kernel's cubin-derived attributes are unknown (the words every answer resting on them gives).
+NO_CUBIN = "no cubin emu can read: PTX the driver compiles, or a cubin compressed or laid out in a form emu cannot read"
 # The compile-time cluster (`.reqnctapercluster`, `.explicitcluster` in the cubin): known only from a cubin.
 CLUSTER_DERIVED = frozenset({A.CLUSTER_SIZE_MUST_BE_SET, A.REQUIRED_CLUSTER_WIDTH, A.REQUIRED_CLUSTER_HEIGHT,
                              A.REQUIRED_CLUSTER_DEPTH})
