@@ -35,9 +35,10 @@ __global__ void heavy_kernel(float *out, int n) {
   if (out) out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
+// The two questions, asked one way for every line: the answer's error (cleared) and value (-1 on an error).
 template <typename K>
-static void cluster_line(K kernel, const char *name, unsigned block, size_t smem, int nonportable, const unsigned grid[3],
-                         const unsigned shape[3]) {
+static cudaError_t max_clusters(K kernel, unsigned block, size_t smem, const unsigned grid[3], const unsigned shape[3],
+                                int *clusters) {
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = shape[0]; attr.val.clusterDim.y = shape[1]; attr.val.clusterDim.z = shape[2];
@@ -47,21 +48,36 @@ static void cluster_line(K kernel, const char *name, unsigned block, size_t smem
   lc.dynamicSmemBytes = smem;
   lc.attrs = &attr;
   lc.numAttrs = 1;
-  int clusters = -1;
-  cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &lc);
-  if (e != cudaSuccess) cudaGetLastError();
+  *clusters = -1;
+  cudaError_t e = cudaOccupancyMaxActiveClusters(clusters, kernel, &lc);
+  if (e != cudaSuccess) { cudaGetLastError(); *clusters = -1; }
+  return e;
+}
+
+template <typename K>
+static cudaError_t blocks_per_sm(K kernel, unsigned block, size_t smem, int *blocks) {
+  *blocks = -1;
+  cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block, smem);
+  if (r != cudaSuccess) { cudaGetLastError(); *blocks = -1; }
+  return r;
+}
+
+template <typename K>
+static void cluster_line(K kernel, const char *name, unsigned block, size_t smem, int nonportable, const unsigned grid[3],
+                         const unsigned shape[3]) {
+  int clusters;
+  cudaError_t e = max_clusters(kernel, block, smem, grid, shape, &clusters);
   printf("{\"kind\": \"cluster\", \"kernel\": \"%s\", \"block_size\": %u, \"dynamic_smem\": %zu, \"nonportable\": %d, "
          "\"grid\": [%u, %u, %u], \"cluster\": [%u, %u, %u], \"result\": %d, \"num_clusters\": %d}\n", name, block, smem,
-         nonportable, grid[0], grid[1], grid[2], shape[0], shape[1], shape[2], (int)e, e == cudaSuccess ? clusters : -1);
+         nonportable, grid[0], grid[1], grid[2], shape[0], shape[1], shape[2], (int)e, clusters);
 }
 
 template <typename K>
 static int occupancy_line(K kernel, const char *name, unsigned block, size_t smem) {
-  int blocks = -1;
-  cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, smem);
-  if (r != cudaSuccess) cudaGetLastError();
+  int blocks;
+  cudaError_t r = blocks_per_sm(kernel, block, smem, &blocks);
   printf("{\"kind\": \"occupancy\", \"kernel\": \"%s\", \"block_size\": %u, \"dynamic_smem\": %zu, \"result\": %d, \"num_blocks\": %d}\n",
-         name, block, smem, (int)r, r == cudaSuccess ? blocks : -1);
+         name, block, smem, (int)r, blocks);
   return blocks;
 }
 
@@ -132,29 +148,17 @@ int main(int argc, char **argv) {
     }
   for (int i = 0; i < n; i++) {
     const Config &c = configs[i];
-    int blocks = -1;
-    cudaError_t r = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, grid_kernel, c.block, c.smem);
-    if (r != cudaSuccess) cudaGetLastError();
+    int blocks;
+    cudaError_t r = blocks_per_sm(grid_kernel, c.block, c.smem, &blocks);
     printf("{\"kind\": \"occupancy\", \"block_size\": %u, \"dynamic_smem\": %zu, \"result\": %d, \"num_blocks\": %d}\n",
-           c.block, c.smem, (int)r, r == cudaSuccess ? blocks : -1);
+           c.block, c.smem, (int)r, blocks);
     for (int nonportable = 0; nonportable <= 1; nonportable++) {
       cudaFuncSetAttribute(grid_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, nonportable);
       for (auto &s : SHAPES) {
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = s[0]; attr.val.clusterDim.y = s[1]; attr.val.clusterDim.z = s[2];
-        cudaLaunchConfig_t lc{};
-        lc.gridDim = dim3(s[0], s[1], s[2]);
-        lc.blockDim = dim3(c.block, 1, 1);
-        lc.dynamicSmemBytes = c.smem;
-        lc.attrs = &attr;
-        lc.numAttrs = 1;
-        int clusters = -1;
-        cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, grid_kernel, &lc);
-        if (e != cudaSuccess) cudaGetLastError();
+        int clusters;
+        cudaError_t e = max_clusters(grid_kernel, c.block, c.smem, s, s, &clusters);
         printf("{\"kind\": \"cluster\", \"block_size\": %u, \"dynamic_smem\": %zu, \"nonportable\": %d, \"cluster\": [%u, %u, %u], "
-               "\"result\": %d, \"num_clusters\": %d}\n", c.block, c.smem, nonportable, s[0], s[1], s[2], (int)e,
-               e == cudaSuccess ? clusters : -1);
+               "\"result\": %d, \"num_clusters\": %d}\n", c.block, c.smem, nonportable, s[0], s[1], s[2], (int)e, clusters);
       }
     }
   }
